@@ -1,0 +1,103 @@
+"""Exceptions raised by searcheval_frames.
+
+Every error is a :class:`SearchEvalError`, itself a :class:`ValueError`, so
+``except ValueError`` keeps working for callers who do not care about the
+details. Messages name the argument and column, show up to three offending
+rows and say how to fix the problem.
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+__all__ = [
+    "DuplicateRowsError",
+    "EmptyInputError",
+    "FileFormatError",
+    "IdMismatchError",
+    "InvalidRelevanceError",
+    "InvalidScoreError",
+    "MissingColumnError",
+    "SearchEvalError",
+    "UnknownMeasureError",
+    "format_rows",
+]
+
+
+class SearchEvalError(ValueError):
+    """Base class of every error raised for bad input or bad arguments."""
+
+
+class MissingColumnError(SearchEvalError):
+    """A required column is absent (after alias resolution)."""
+
+
+class DuplicateRowsError(SearchEvalError):
+    """The same (run, query, document) appears more than once."""
+
+
+class InvalidScoreError(SearchEvalError):
+    """Scores that are null, NaN, infinite or not numeric."""
+
+
+class InvalidRelevanceError(SearchEvalError):
+    """Relevance labels that are null or not integers."""
+
+
+class EmptyInputError(SearchEvalError):
+    """A run or qrels frame without rows."""
+
+
+class IdMismatchError(SearchEvalError):
+    """Query ids of the run and of the qrels have nothing in common."""
+
+
+class UnknownMeasureError(SearchEvalError):
+    """A measure name that does not parse; the message suggests the closest."""
+
+
+class FileFormatError(SearchEvalError):
+    """A malformed line in a file: carries the path, line number and text."""
+
+    def __init__(
+        self,
+        message: str,
+        *,
+        path: str | None = None,
+        line_no: int | None = None,
+        line: str | None = None,
+        hint: str | None = None,
+    ) -> None:
+        self.path = path
+        self.line_no = line_no
+        self.line = line
+        self.hint = hint
+        where = ""
+        if path is not None:
+            where = f"{path}"
+            if line_no is not None:
+                where += f":{line_no}"
+            where += ": "
+        text = f"{where}{message}"
+        if line is not None:
+            text += f"\n    line {line_no}: {line!r}"
+        if hint:
+            text += f"\n  hint: {hint}"
+        super().__init__(text)
+
+
+def format_rows(frame: Any, n: int = 3) -> str:
+    """Render up to ``n`` rows of a polars frame as indented text for messages."""
+    import polars as pl
+
+    if not isinstance(frame, pl.DataFrame):
+        frame = pl.DataFrame(frame)
+    total = frame.height
+    head = frame.head(n)
+    lines = []
+    cols = head.columns
+    for row in head.iter_rows():
+        lines.append("    " + ", ".join(f"{c}={v!r}" for c, v in zip(cols, row, strict=True)))
+    if total > n:
+        lines.append(f"    ... and {total - n} more")
+    return "\n".join(lines)
