@@ -1,0 +1,38 @@
+"""Shared fixtures: where the repo and the read-only ../shared test material live."""
+
+from __future__ import annotations
+
+import os
+from pathlib import Path
+
+import pytest
+
+REPO = Path(__file__).resolve().parents[1]
+DATA = REPO / "data"
+SHARED = Path(os.environ.get("SEARCHEVAL_SHARED", REPO.parent / "shared")).resolve()
+SHARED_DATA = SHARED / "data"
+
+
+def shared_path(*parts: str) -> Path:
+    """Path inside ../shared/data; skips the calling test when it is absent."""
+    path = SHARED_DATA.joinpath(*parts)
+    if not path.exists():
+        pytest.skip(f"../shared test material not present ({path})")
+    return path
+
+
+@pytest.fixture(scope="session")
+def repo_dir() -> Path:
+    return REPO
+
+
+@pytest.fixture(scope="session")
+def data_dir() -> Path:
+    return DATA
+
+
+@pytest.fixture(scope="session")
+def shared_data() -> Path:
+    if not SHARED_DATA.exists():
+        pytest.skip("../shared test material not present")
+    return SHARED_DATA
