@@ -19,6 +19,7 @@ __all__ = [
     "InvalidScoreError",
     "MissingColumnError",
     "SearchEvalError",
+    "SearchEvalWarning",
     "UnknownMeasureError",
     "format_rows",
 ]
@@ -101,3 +102,7 @@ def format_rows(frame: Any, n: int = 3) -> str:
     if total > n:
         lines.append(f"    ... and {total - n} more")
     return "\n".join(lines)
+
+
+class SearchEvalWarning(UserWarning):
+    """Something was dropped or filled in, and the caller should know which rows."""

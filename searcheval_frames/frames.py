@@ -97,7 +97,7 @@ def input_kind(obj: Any) -> Kind:
 
         impl = nw.from_native(obj).implementation
         return Kind("narwhals", impl)
-    except Exception:  # noqa: BLE001 - unknown objects fall back to polars output
+    except Exception:
         return Kind("polars")
 
 
@@ -115,7 +115,7 @@ def to_native(frame: pl.DataFrame, kind: Kind) -> Any:
 
     try:
         return nw.from_arrow(frame.to_arrow(), backend=kind.implementation).to_native()
-    except Exception:  # noqa: BLE001 - backend cannot build eager frames: stay polars
+    except Exception:
         return frame
 
 

@@ -1,0 +1,731 @@
+"""Compare systems query by query: deltas, confidence intervals, significance.
+
+:func:`compare` takes the long per-query frame of :func:`searcheval_frames.evaluate`
+(``run, query_id, measure, value``), or runs + qrels + measures, and returns a
+:class:`Comparison`: a tidy frame with one row per (run, baseline, measure) and
+renderers for notebooks (HTML), Markdown and LaTeX.
+
+Queries are paired. For each measure the per-query scores are laid out as a
+query x run matrix over the union of the queries of the compared runs; a query
+that one run has and another lacks follows ``missing=``:
+
+* ``"zero"`` (default): the absent score is 0, as ``trec_eval -c`` does;
+* ``"skip"``: the query is dropped from *every* compared run for that measure
+  (so all means in the table are over the same queries);
+* ``"error"``: raise :class:`~searcheval_frames.errors.IdMismatchError`.
+
+A query is never dropped from one side only. ``"zero"`` and ``"skip"`` warn and
+name the queries.
+
+Deltas are always ``run - baseline``. ``delta`` is absolute (in the measure's
+units), ``delta_pct`` relative to the baseline mean, in percent; tables label
+which is which: ``+0.130 (+20.0%)`` for 0.650 -> 0.780.
+"""
+
+from __future__ import annotations
+
+import warnings
+from collections.abc import Mapping, Sequence
+from typing import TYPE_CHECKING, Any, Literal
+
+import numpy as np
+import polars as pl
+
+from . import stats as _st
+from .errors import (
+    DuplicateRowsError,
+    EmptyInputError,
+    IdMismatchError,
+    InvalidScoreError,
+    MissingColumnError,
+    SearchEvalError,
+    format_rows,
+)
+from .frames import ALIASES, Kind, input_kind, to_native
+
+if TYPE_CHECKING:  # pragma: no cover
+    from .report import Report
+
+__all__ = ["FRAME_COLUMNS", "Comparison", "compare"]
+
+#: Columns of :attr:`Comparison.frame`, in order.
+FRAME_COLUMNS: tuple[str, ...] = (
+    "run",
+    "baseline",
+    "measure",
+    "n_queries",
+    "mean",
+    "baseline_mean",
+    "delta",
+    "delta_pct",
+    "ci_low",
+    "ci_high",
+    "p_value",
+    "p_adjusted",
+    "significant",
+    "wins",
+    "ties",
+    "losses",
+    "effect_size",
+)
+
+_SCHEMA: dict[str, Any] = {
+    "run": pl.String,
+    "baseline": pl.String,
+    "measure": pl.String,
+    "n_queries": pl.Int64,
+    "mean": pl.Float64,
+    "baseline_mean": pl.Float64,
+    "delta": pl.Float64,
+    "delta_pct": pl.Float64,
+    "ci_low": pl.Float64,
+    "ci_high": pl.Float64,
+    "p_value": pl.Float64,
+    "p_adjusted": pl.Float64,
+    "significant": pl.Boolean,
+    "wins": pl.Int64,
+    "ties": pl.Int64,
+    "losses": pl.Int64,
+    "effect_size": pl.Float64,
+}
+
+_PQ_ALIASES: dict[str, tuple[str, ...]] = {
+    "run": ALIASES["run"],
+    "query_id": ALIASES["query_id"],
+    "measure": ("measure", "metric", "measure_name", "metric_name"),
+    "value": ("value", "score", "val", "result"),
+}
+
+
+# --------------------------------------------------------------------------- input
+def _resolve(df: pl.DataFrame, columns: Mapping[str, str] | None) -> pl.DataFrame:
+    columns = dict(columns or {})
+    unknown = set(columns) - set(_PQ_ALIASES)
+    if unknown:
+        raise SearchEvalError(
+            f"columns=: unknown name(s) {sorted(unknown)}; the keys are {sorted(_PQ_ALIASES)} "
+            "and the values your column names, e.g. columns={'measure': 'metric'}"
+        )
+    lower = {c.lower(): c for c in reversed(df.columns)}
+    found: dict[str, str] = {}
+    for canon, aliases in _PQ_ALIASES.items():
+        if canon in columns:
+            if columns[canon] not in df.columns:
+                raise MissingColumnError(
+                    f"per_query: columns= maps {canon!r} to {columns[canon]!r}, but there is no "
+                    f"such column; the columns are {df.columns}"
+                )
+            found[canon] = columns[canon]
+            continue
+        for alias in aliases:
+            col = lower.get(alias)
+            if col is not None and col not in found.values():
+                found[canon] = col
+                break
+    missing = [c for c in _PQ_ALIASES if c not in found]
+    if missing:
+        raise MissingColumnError(
+            f"per_query: no column for {', '.join(repr(m) for m in missing)}; the columns are "
+            f"{df.columns}. compare() needs the long per-query frame of "
+            "evaluate(..., per_query=True) with columns run, query_id, measure, value; pass "
+            "columns={'value': 'your_column'} to map yours, or pass runs with qrels= and "
+            "measures= to evaluate them first."
+        )
+    out = df.select(
+        pl.col(found["run"]).alias("run"),
+        pl.col(found["query_id"]).alias("query_id"),
+        pl.col(found["measure"]).alias("measure"),
+        pl.col(found["value"]).alias("value"),
+    )
+    for col in ("run", "query_id", "measure"):
+        if out.schema[col] != pl.String:
+            out = out.with_columns(pl.col(col).cast(pl.String))
+        nulls = out.filter(pl.col(col).is_null())
+        if nulls.height:
+            raise SearchEvalError(
+                f"per_query: column {found[col]!r} has {nulls.height} missing value(s):\n"
+                f"{format_rows(nulls)}\nDrop or fill those rows first."
+            )
+    if not out.schema["value"].is_numeric():
+        raise InvalidScoreError(
+            f"per_query: column {found['value']!r} has type {out.schema['value']}; the "
+            "per-query values must be numbers."
+        )
+    out = out.with_columns(pl.col("value").cast(pl.Float64))
+    bad = out.filter(pl.col("value").is_null() | ~pl.col("value").is_finite())
+    if bad.height:
+        raise InvalidScoreError(
+            f"per_query: column {found['value']!r} has {bad.height} null, NaN or infinite "
+            f"value(s):\n{format_rows(bad)}\nA per-query score must be a number; drop those "
+            "rows (and choose missing='zero' or 'skip' for the gaps) or fill them."
+        )
+    dup = out.filter(pl.struct("run", "query_id", "measure").is_duplicated())
+    if dup.height:
+        raise DuplicateRowsError(
+            f"per_query: {dup.height} rows repeat the same (run, query_id, measure):\n"
+            f"{format_rows(dup.sort('run', 'query_id', 'measure'))}\nEach run must have one "
+            "value per query and measure; deduplicate or aggregate first."
+        )
+    return out
+
+
+def _per_query_input(obj: Any, columns: Mapping[str, str] | None) -> pl.DataFrame:
+    from .frames import _to_polars
+
+    if isinstance(obj, Mapping) and obj and all(not isinstance(v, Mapping) for v in obj.values()):
+        parts = []
+        for name, frame in obj.items():
+            df = _to_polars(frame, f"per_query[{name!r}]")
+            has_run = any(c.lower() in _PQ_ALIASES["run"] for c in df.columns) or (
+                columns and "run" in columns
+            )
+            if not has_run:
+                df = df.with_columns(pl.lit(str(name)).alias("run"))
+            parts.append(_resolve(df, columns))
+        df = pl.concat(parts, how="vertical")
+    else:
+        df = _resolve(_to_polars(obj, "per_query"), columns)
+    if df.height == 0:
+        raise EmptyInputError("per_query: the frame has no rows")
+    return df
+
+
+def _select_measures(pq: pl.DataFrame, measures: Any) -> tuple[pl.DataFrame, list[str]]:
+    present = pq.get_column("measure").unique(maintain_order=True).to_list()
+    if measures is None:
+        return pq, present
+    wanted = [measures] if isinstance(measures, str) else [str(m) for m in measures]
+    canon_present: dict[str, str] = {}
+    try:
+        from .measures import parse_measure
+
+        for name in present:
+            try:
+                canon_present.setdefault(parse_measure(name).name, name)
+            except Exception:
+                pass
+    except ImportError:  # pragma: no cover - core not installed
+        parse_measure = None  # type: ignore[assignment]
+    chosen: list[str] = []
+    for name in wanted:
+        if name in present:
+            chosen.append(name)
+            continue
+        hit = None
+        if parse_measure is not None:
+            try:
+                hit = canon_present.get(parse_measure(name).name)
+            except Exception:
+                hit = None
+        if hit is None:
+            raise SearchEvalError(
+                f"measures=: {name!r} is not in the per-query frame; its measures are {present}"
+            )
+        chosen.append(hit)
+    chosen = list(dict.fromkeys(chosen))
+    return pq.filter(pl.col("measure").is_in(chosen)), chosen
+
+
+def _pairs(
+    runs: list[str], baselines: list[str], mode: str
+) -> tuple[list[tuple[str, str]], list[str]]:
+    order = baselines + [r for r in runs if r not in baselines]
+    out: list[tuple[str, str]] = []
+    if mode == "all":
+        for j in range(len(order)):
+            for i in range(j):
+                out.append((order[j], order[i]))
+        return out, order
+    seen: set[frozenset[str]] = set()
+    for b in baselines:
+        for r in order:
+            key = frozenset((r, b))
+            if r != b and key not in seen:
+                seen.add(key)
+                out.append((r, b))
+    return out, order
+
+
+def _pair_queries(
+    pq: pl.DataFrame, runs: list[str], missing: str
+) -> pl.DataFrame:
+    """Complete the (measure, query) x run grid following the missing-query policy."""
+    pq = pq.filter(pl.col("run").is_in(runs))
+    grid = (
+        pq.select("measure", "query_id")
+        .unique(maintain_order=True)
+        .join(pl.DataFrame({"run": runs}, schema={"run": pl.String}), how="cross")
+    )
+    full = grid.join(pq, on=["measure", "query_id", "run"], how="left")
+    gaps = full.filter(pl.col("value").is_null()).select("run", "query_id", "measure")
+    if gaps.height == 0:
+        return full
+    queries = gaps.get_column("query_id").unique(maintain_order=True).to_list()
+    shown = ", ".join(repr(q) for q in queries[:10]) + (" ..." if len(queries) > 10 else "")
+    if missing == "error":
+        raise IdMismatchError(
+            f"per_query: {gaps.height} (run, query, measure) value(s) are missing for a "
+            f"query that another compared run has, e.g.:\n{format_rows(gaps)}\n"
+            "Paired tests need every query in every run. Pass missing='zero' to score the "
+            "missing queries 0 (trec_eval -c) or missing='skip' to drop them from all runs."
+        )
+    if missing == "zero":
+        warnings.warn(
+            f"compare: {gaps.height} per-query value(s) missing in some runs (queries "
+            f"{shown}); they score 0 (missing='zero', like trec_eval -c). Pass "
+            "missing='skip' to drop those queries from all runs instead.",
+            UserWarning,
+            stacklevel=3,
+        )
+        return full.with_columns(pl.col("value").fill_null(0.0))
+    warnings.warn(
+        f"compare: dropping {len(queries)} query(ies) missing in some runs from all runs "
+        f"(missing='skip'): {shown}. Pass missing='zero' to score them 0 instead.",
+        UserWarning,
+        stacklevel=3,
+    )
+    drop = gaps.select("measure", "query_id").unique()
+    return full.join(drop, on=["measure", "query_id"], how="anti")
+
+
+# --------------------------------------------------------------------------- result
+class Comparison:
+    """Result of :func:`compare`: a tidy frame plus table renderers.
+
+    Attributes
+    ----------
+    frame
+        One row per (run, baseline, measure), in the caller's frame kind; columns
+        :data:`FRAME_COLUMNS`: ``mean`` / ``baseline_mean`` over the paired
+        queries, ``delta = mean - baseline_mean`` (absolute), ``delta_pct``
+        (relative, percent of ``baseline_mean``), ``ci_low``/``ci_high`` (interval
+        of the mean per-query difference), ``p_value``, ``p_adjusted`` (after the
+        multiple-testing correction), ``significant`` (``p_adjusted <= alpha``),
+        ``wins``/``ties``/``losses`` (queries where the run is better / equal /
+        worse than the baseline) and ``effect_size`` (paired Cohen's d_z).
+    means
+        Polars frame ``run, measure, n_queries, mean`` for every compared run.
+    per_query
+        The paired per-query scores actually tested (polars ``run, query_id,
+        measure, value``), after the missing-query policy.
+    runs, baselines, measures
+        Display order of runs (baselines first), the baselines, the measures.
+
+    Examples
+    --------
+    >>> import polars as pl, searcheval_frames as sef
+    >>> pq = pl.DataFrame({"run": ["a"] * 3 + ["b"] * 3, "query_id": ["1", "2", "3"] * 2,
+    ...                    "measure": "P@5", "value": [0.4, 0.6, 0.6, 0.6, 0.8, 1.0]})
+    >>> cmp = sef.compare(pq, baseline="a")
+    >>> cmp.to_polars().select("run", "delta", "wins", "losses").row(0)
+    ('b', 0.2666666666666666, 3, 0)
+    """
+
+    def __init__(
+        self,
+        frame: pl.DataFrame,
+        *,
+        means: pl.DataFrame,
+        per_query: pl.DataFrame,
+        runs: list[str],
+        baselines: list[str],
+        measures: list[str],
+        pairs: str,
+        test: str,
+        alternative: str,
+        correction: str,
+        family: str,
+        alpha: float,
+        ci: float,
+        ci_method: str,
+        n_resamples: int,
+        seed: int | None,
+        missing: str,
+        kind: Kind,
+    ) -> None:
+        self._frame = frame
+        self.means = means
+        self.per_query = per_query
+        self.runs = runs
+        self.baselines = baselines
+        self.measures = measures
+        self.pairs = pairs
+        self.test = test
+        self.alternative = alternative
+        self.correction = correction
+        self.family = family
+        self.alpha = alpha
+        self.ci = ci
+        self.ci_method = ci_method
+        self.n_resamples = n_resamples
+        self.seed = seed
+        self.missing = missing
+        self.kind = kind
+
+    # -- frames
+    @property
+    def frame(self) -> Any:
+        """The tidy comparison frame in the caller's kind (pandas in, pandas out)."""
+        return to_native(self._frame, self.kind)
+
+    def to_polars(self) -> pl.DataFrame:
+        """The tidy comparison frame as a polars DataFrame."""
+        return self._frame.clone()
+
+    def to_pandas(self) -> Any:
+        """The tidy comparison frame as a pandas DataFrame."""
+        return self._frame.to_pandas()
+
+    # -- description
+    def describe_method(self) -> str:
+        """One sentence naming the test, correction, alpha and interval (for captions)."""
+        test = _st.TEST_LABELS[self.test]
+        if self.test == "permutation":
+            test += f" ({self.n_resamples:,} resamples)"
+        if self.alternative != "two-sided":
+            test += f", one-sided ({self.alternative})"
+        n = int(self._frame.get_column("p_value").is_not_nan().sum())
+        corr = _st.CORRECTION_LABELS[self.correction]
+        if self.correction != "none":
+            scope = "per measure" if self.family == "measure" else f"over {n} comparisons"
+            corr += f" {scope}"
+        ci = (
+            "Student t"
+            if self.ci_method == "t"
+            else f"{_st.CI_METHODS[self.ci_method]} bootstrap, {self.n_resamples:,} resamples"
+        )
+        return (
+            f"{test}, {corr}, alpha = {self.alpha:g}; {self.ci:.0%} CI of the mean "
+            f"difference: {ci}; missing queries: {self.missing}"
+        )
+
+    # -- rendering
+    def table(
+        self,
+        layout: Literal["wide", "before_after", "long"] = "wide",
+        *,
+        digits: int = 3,
+        pct_digits: int = 1,
+        columns: Sequence[str] | None = None,
+        measures: Sequence[str] | None = None,
+        runs: Sequence[str] | None = None,
+    ) -> Report:
+        """A :class:`~searcheval_frames.report.Report` of this comparison.
+
+        ``layout="wide"``: runs x measures, best mean per measure bold,
+        superscript letters for significant wins, deltas vs the (first) baseline.
+        ``layout="before_after"`` (alias ``"long"``): one row per measure (and
+        pair), ``before -> after`` like the seed's benchmark. ``columns`` picks the
+        statistics shown, see :class:`~searcheval_frames.report.Report`.
+        """
+        from .report import Report
+
+        return Report(
+            self,
+            layout=layout,
+            digits=digits,
+            pct_digits=pct_digits,
+            columns=columns,
+            measures=measures,
+            runs=runs,
+        )
+
+    def _repr_html_(self) -> str:
+        return self.table()._repr_html_()
+
+    def to_html(self, **table_kwargs: Any) -> str:
+        """HTML table; keyword arguments go to :meth:`table`."""
+        return self.table(**table_kwargs).to_html()
+
+    def to_markdown(self, **table_kwargs: Any) -> str:
+        """Markdown table; keyword arguments go to :meth:`table`."""
+        return self.table(**table_kwargs).to_markdown()
+
+    def to_latex(
+        self, *, caption: str | None = None, label: str | None = None, **table_kwargs: Any
+    ) -> str:
+        """LaTeX (booktabs) table; keyword arguments go to :meth:`table`."""
+        return self.table(**table_kwargs).to_latex(caption=caption, label=label)
+
+    def __repr__(self) -> str:
+        return (
+            f"Comparison({len(self.runs)} runs, baselines={self.baselines}, "
+            f"measures={self.measures}, test={self.test!r}, correction={self.correction!r})\n"
+            + self.table().to_markdown()
+        )
+
+
+# --------------------------------------------------------------------------- compare
+def compare(
+    per_query: Any = None,
+    baseline: str | Sequence[str] | None = None,
+    *,
+    runs: Any = None,
+    qrels: Any = None,
+    measures: str | Sequence[str] | None = None,
+    pairs: Literal["baseline", "all"] = "baseline",
+    test: str = "t",
+    alternative: Literal["two-sided", "greater", "less"] = "two-sided",
+    correction: str | None = "holm",
+    family: Literal["all", "measure"] = "all",
+    alpha: float = 0.05,
+    ci: float = 0.95,
+    ci_method: Literal["bca", "percentile", "basic", "t"] = "bca",
+    n_resamples: int = 10_000,
+    seed: int | None = 0,
+    missing: Literal["zero", "skip", "error"] = "zero",
+    tie_tolerance: float = 1e-9,
+    columns: Mapping[str, str] | None = None,
+    test_options: Mapping[str, Any] | None = None,
+    **evaluate_options: Any,
+) -> Comparison:
+    """Compare runs against baseline(s) query by query, with significance tests.
+
+    Parameters
+    ----------
+    per_query
+        Long per-query frame ``run, query_id, measure, value`` (pandas, polars,
+        arrow; e.g. ``evaluate(..., per_query=True)``), or a dict
+        ``{run_name: per_query_frame}``. When ``qrels`` is given, this argument
+        (or ``runs=``) holds the *runs* instead and they are evaluated first.
+    baseline
+        Run name, or a list of names, to compare the other runs against. Default:
+        the first run in the frame. With several baselines every run is compared
+        to each of them (each unordered pair once).
+    runs, qrels, measures
+        Evaluate ``runs`` against ``qrels`` on ``measures`` with
+        :func:`~searcheval_frames.evaluate.evaluate` (``per_query=True``). With a
+        per-query frame, ``measures`` selects measures (default: all of them).
+    pairs
+        ``"baseline"`` (each run vs each baseline) or ``"all"`` (all pairs of
+        runs; ``baseline`` then only orders the table and is the delta reference).
+    test
+        ``"t"`` (paired t-test, default), ``"wilcoxon"`` (signed-rank),
+        ``"permutation"`` (paired randomization test of the mean difference;
+        alias ``"randomization"``) or ``"sign"``.
+    alternative
+        ``"two-sided"``, ``"greater"`` (run better than baseline) or ``"less"``.
+    correction, family
+        Multiple-testing correction: ``"holm"`` (default), ``"bonferroni"``,
+        ``"bh"`` (Benjamini–Hochberg), ``"by"`` or ``"none"``, applied over all
+        rows (``family="all"``: runs x measures x baselines) or within each
+        measure (``family="measure"``).
+    alpha
+        Significance level: ``significant = p_adjusted <= alpha``.
+    ci, ci_method
+        Confidence level and method of the interval of the mean per-query
+        difference: ``"bca"`` (default), ``"percentile"``, ``"basic"`` bootstrap,
+        or ``"t"`` (Student t interval).
+    n_resamples, seed
+        Bootstrap / randomization resamples, and the seed. Each (run, baseline,
+        measure) draws from its own stream derived from ``seed`` and the names, so
+        results are reproducible and do not depend on which other runs are
+        compared. ``seed=None``: not reproducible.
+    missing
+        Queries present for one compared run and absent for another: ``"zero"``
+        scores them 0 (trec_eval -c), ``"skip"`` drops them from all runs,
+        ``"error"`` raises. Also passed to ``evaluate`` when evaluating runs.
+    tie_tolerance
+        Per-query differences within this are ties in wins / ties / losses.
+    columns
+        Map ``run``, ``query_id``, ``measure``, ``value`` to your column names.
+    test_options
+        Extra keyword arguments for the scipy test (e.g. ``{"zero_method": "pratt"}``).
+    **evaluate_options
+        Passed to ``evaluate`` in runs + qrels mode (``relevance_level=2`` ...).
+
+    Returns
+    -------
+    Comparison
+        ``.frame`` (caller's kind), ``.to_polars()``, ``.table()``,
+        ``.to_markdown()``, ``.to_latex()``; shows as an HTML table in notebooks.
+
+    Examples
+    --------
+    >>> import polars as pl, searcheval_frames as sef
+    >>> pq = pl.DataFrame({
+    ...     "run": ["before"] * 4 + ["after"] * 4,
+    ...     "query_id": ["q1", "q2", "q3", "q4"] * 2,
+    ...     "measure": "P@5",
+    ...     "value": [0.6, 0.4, 0.8, 0.8, 0.8, 0.6, 0.8, 1.0]})
+    >>> cmp = sef.compare(pq, baseline="before")
+    >>> print(cmp.to_markdown(layout="before_after", columns=["before", "after", "delta"]))
+    ... # doctest: +NORMALIZE_WHITESPACE
+    | Measure | Before (before) | After (after) | Δ abs (rel) |
+    |:--|--:|--:|--:|
+    | P@5 | 0.650 | 0.800 | +0.150 (+23.1%) |
+    <BLANKLINE>
+    Δ abs (rel): absolute difference after − before, and relative change in % of before. ...
+    """
+    test = _st.canonical_test(test)
+    correction = _st.canonical_correction(correction)
+    ci_method = _st.canonical_ci_method(ci_method)  # type: ignore[assignment]
+    _st._check_alternative(alternative)
+    if missing not in ("zero", "skip", "error"):
+        raise SearchEvalError(f"missing={missing!r}: use 'zero', 'skip' or 'error'")
+    if pairs not in ("baseline", "all"):
+        raise SearchEvalError(f"pairs={pairs!r}: use 'baseline' or 'all'")
+    if family not in ("all", "measure"):
+        raise SearchEvalError(f"family={family!r}: use 'all' or 'measure'")
+    if not 0 < alpha < 1:
+        raise SearchEvalError(f"alpha={alpha!r}: the significance level must be in (0, 1)")
+    if not 0 < ci < 1:
+        raise SearchEvalError(f"ci={ci!r}: the confidence level must be in (0, 1), e.g. 0.95")
+    if isinstance(n_resamples, bool) or int(n_resamples) < 1:
+        raise SearchEvalError(f"n_resamples={n_resamples!r}: use a positive integer")
+    if seed is not None:
+        _st.pair_rng(seed)  # validates
+
+    if qrels is not None:
+        run_input = runs if runs is not None else per_query
+        if run_input is None:
+            raise SearchEvalError("compare: qrels= given but no runs; pass the runs first")
+        if measures is None:
+            raise SearchEvalError(
+                "compare: with runs and qrels, pass measures=, e.g. measures=['P@5', 'nDCG@10']"
+            )
+        from .evaluate import evaluate
+
+        kind = input_kind(run_input)
+        ev = evaluate(
+            run_input,
+            qrels,
+            [measures] if isinstance(measures, str) else list(measures),
+            per_query=True,
+            missing="skip" if missing == "error" else missing,
+            **evaluate_options,
+        )
+        pq = _per_query_input(ev, None)
+        pq, measure_list = _select_measures(pq, None)
+    else:
+        if runs is not None:
+            raise SearchEvalError("compare: runs= needs qrels= (and measures=) to evaluate them")
+        if per_query is None:
+            raise SearchEvalError(
+                "compare: pass a per-query frame (evaluate(..., per_query=True)) or runs "
+                "with qrels= and measures="
+            )
+        if evaluate_options:
+            raise SearchEvalError(
+                f"compare: unexpected argument(s) {sorted(evaluate_options)}; evaluation "
+                "options apply only with runs and qrels="
+            )
+        kind = input_kind(per_query)
+        pq = _per_query_input(per_query, columns)
+        pq, measure_list = _select_measures(pq, measures)
+
+    all_runs = pq.get_column("run").unique(maintain_order=True).to_list()
+    if baseline is None:
+        baselines = [all_runs[0]]
+    elif isinstance(baseline, str):
+        baselines = [baseline]
+    else:
+        baselines = list(dict.fromkeys(str(b) for b in baseline))
+    unknown = [b for b in baselines if b not in all_runs]
+    if unknown:
+        raise SearchEvalError(
+            f"baseline={unknown[0]!r} is not a run of the per-query frame; the runs are "
+            f"{all_runs}"
+        )
+    if len(all_runs) < 2:
+        raise SearchEvalError(
+            f"compare: need at least two runs to compare; the frame has {all_runs}"
+        )
+    pair_list, order = _pairs(all_runs, baselines, pairs)
+
+    paired = _pair_queries(pq, order, missing)
+    if paired.height == 0:
+        raise IdMismatchError(
+            "compare: no query is shared by all compared runs (missing='skip'); nothing "
+            "to compare. Use missing='zero' or check the query ids."
+        )
+
+    rows: list[dict[str, Any]] = []
+    mean_rows: list[dict[str, Any]] = []
+    opts = dict(test_options or {})
+    for measure in measure_list:
+        sub = paired.filter(pl.col("measure") == measure)
+        if sub.height == 0:
+            continue
+        wide = sub.pivot(on="run", index="query_id", values="value").sort("query_id")
+        mat = {r: wide.get_column(r).to_numpy().astype(np.float64) for r in order}
+        n = wide.height
+        for r in order:
+            mean_rows.append(
+                {"run": r, "measure": measure, "n_queries": n, "mean": float(mat[r].mean())}
+            )
+        for run, base in pair_list:
+            x, y = mat[run], mat[base]
+            rng_test, rng_ci = _st.pair_rng(seed, run, base, measure).spawn(2)
+            mx, my = float(x.mean()), float(y.mean())
+            delta = mx - my
+            p = _st.paired_test(
+                x, y, test, alternative=alternative, n_resamples=n_resamples, rng=rng_test,
+                **opts,
+            )
+            lo, hi = _st.bootstrap_ci(
+                x, y, confidence=ci, method=ci_method, n_resamples=n_resamples, rng=rng_ci
+            )
+            w, t, lo_count = _st.wins_ties_losses(x, y, tie_tolerance)
+            rows.append(
+                {
+                    "run": run,
+                    "baseline": base,
+                    "measure": measure,
+                    "n_queries": n,
+                    "mean": mx,
+                    "baseline_mean": my,
+                    "delta": delta,
+                    "delta_pct": delta / my * 100.0 if my != 0 else float("nan"),
+                    "ci_low": lo,
+                    "ci_high": hi,
+                    "p_value": p,
+                    "p_adjusted": float("nan"),
+                    "significant": False,
+                    "wins": w,
+                    "ties": t,
+                    "losses": lo_count,
+                    "effect_size": _st.effect_size(x, y),
+                }
+            )
+    frame = pl.DataFrame(rows, schema=_SCHEMA, orient="row") if rows else pl.DataFrame(
+        schema=_SCHEMA
+    )
+    pvals = frame.get_column("p_value").to_numpy().astype(np.float64)
+    adjusted = np.full_like(pvals, np.nan)
+    if family == "all":
+        adjusted = _st.adjust_pvalues(pvals, correction)
+    else:
+        meas = frame.get_column("measure").to_numpy()
+        for m in measure_list:
+            idx = np.flatnonzero(meas == m)
+            adjusted[idx] = _st.adjust_pvalues(pvals[idx], correction)
+    frame = frame.with_columns(
+        pl.Series("p_adjusted", adjusted, dtype=pl.Float64),
+        pl.Series("significant", np.nan_to_num(adjusted, nan=1.0) <= alpha, dtype=pl.Boolean),
+    )
+    means = pl.DataFrame(
+        mean_rows,
+        schema={"run": pl.String, "measure": pl.String, "n_queries": pl.Int64, "mean": pl.Float64},
+        orient="row",
+    )
+    return Comparison(
+        frame,
+        means=means,
+        per_query=paired.select("run", "query_id", "measure", "value"),
+        runs=order,
+        baselines=baselines,
+        measures=measure_list,
+        pairs=pairs,
+        test=test,
+        alternative=alternative,
+        correction=correction,
+        family=family,
+        alpha=float(alpha),
+        ci=float(ci),
+        ci_method=ci_method,
+        n_resamples=int(n_resamples),
+        seed=seed,
+        missing=missing,
+        kind=kind,
+    )

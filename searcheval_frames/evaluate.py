@@ -1,0 +1,352 @@
+"""Evaluate runs against qrels: one grouped pass over all runs and queries.
+
+Semantics (trec_eval 10 unless ``compat="trec_eval-9"``), all in one place:
+
+* **Order.** Within a query: score descending, ties by ``doc_id`` descending
+  (byte order). The run's rank column is ignored. Scores are float64
+  (trec_eval 10); ``compat="trec_eval-9"`` orders by float32 scores as
+  trec_eval 9 and pytrec_eval do, and uses trec_eval 9's interpolated-precision
+  cut-off ``(long)(r*R + 0.9)`` instead of ``lround(r*R)``.
+* **Relevant** means label >= ``relevance_level`` (default 1, trec_eval ``-l``),
+  per measure with ``rel=`` (``P(rel=2)@5``). Labels below 0 are "judged but
+  unusable": never relevant, not counted as judged non-relevant by ``Bpref``,
+  and counted as unjudged by ``Judged``/``Unjudged`` — as trec_eval does.
+  nDCG uses the labels as gains and ignores the relevance level (trec_eval).
+* **Queries.** A query counts when it has at least one label in the qrels.
+  ``missing="zero"`` (default, trec_eval ``-c``): queries in the qrels that a
+  run lacks score 0 (their ``NumRel`` is still counted) and are named in a
+  warning. ``missing="skip"``: only queries in both (trec_eval's default).
+  Queries only in the run are dropped with a warning.
+* **Depth and judged-only.** ``depth=k`` keeps the top k documents (``-M``);
+  ``judged_only=True`` (``-J``) removes unjudged documents before measuring.
+* **Aggregation.** Mean over queries; sums for ``NumQ``, ``NumRet``, ``NumRel``,
+  ``NumRelRet``; geometric mean (floored at 1e-5) for ``GMAP``.
+"""
+
+from __future__ import annotations
+
+import warnings
+from collections.abc import Iterable, Mapping
+from typing import Any, Literal
+
+import polars as pl
+
+from .errors import IdMismatchError, SearchEvalError, SearchEvalWarning
+from .frames import input_kind, qrels_frame, run_frame, to_native
+from .measures import Context, Measure, parse_measures
+from .measures.ndcg import gain_expr
+from .ranking import Strategy, rank_judged
+
+__all__ = ["evaluate", "evaluate_frames", "pivot"]
+
+KEYS = ["run", "query_id"]
+COMPATS = ("trec_eval-10", "trec_eval-9")
+MIN_GEO_MEAN = 1e-5
+
+
+def evaluate(
+    run: Any,
+    qrels: Any,
+    measures: str | Measure | Iterable[str | Measure],
+    *,
+    per_query: bool = False,
+    relevance_level: int = 1,
+    missing: Literal["zero", "skip"] = "zero",
+    depth: int | None = None,
+    judged_only: bool = False,
+    compat: Literal["trec_eval-10", "trec_eval-9"] = "trec_eval-10",
+    columns: Mapping[str, str] | None = None,
+    names: Literal["canonical", "as_given"] = "canonical",
+    strategy: Strategy = "auto",
+) -> Any:
+    """Evaluate one or many runs against relevance labels.
+
+    Parameters
+    ----------
+    run
+        Ranked results: a long frame with query id, doc id and score columns
+        (``run`` names the system when one frame holds several), a dict
+        ``{run_name: frame}``, or a pytrec_eval-style ``{qid: {docid: score}}``.
+        pandas, polars (eager or lazy) and pyarrow are accepted.
+    qrels
+        Relevance labels: query id, doc id and an integer label.
+    measures
+        Names such as ``"P@5"``, ``"nDCG@10"``, ``"AP"``, ``"RR@10"``, trec_eval
+        names (``"ndcg_cut_10"``) or :class:`~searcheval_frames.measures.Measure`.
+    per_query
+        Return one value per query instead of the aggregate.
+    relevance_level
+        Minimum label that counts as relevant (trec_eval ``-l``).
+    missing
+        ``"zero"``: queries in the qrels absent from a run score 0 (``-c``);
+        ``"skip"``: evaluate only queries present in both.
+    depth
+        Keep only the top ``depth`` documents of each query (``-M``).
+    judged_only
+        Remove unjudged documents before measuring (``-J``).
+    compat
+        ``"trec_eval-10"`` (default) or ``"trec_eval-9"`` (= pytrec_eval).
+    columns
+        Canonical name → your column name for both frames, e.g.
+        ``{"query_id": "topic", "relevance": "grade"}``.
+    names
+        ``"canonical"`` labels results with canonical names (``nDCG@10``);
+        ``"as_given"`` keeps the spelling you passed (``ndcg_cut_10``).
+    strategy
+        Ranking strategy (see :mod:`searcheval_frames.ranking`); results are
+        identical, only speed differs.
+
+    Returns
+    -------
+    DataFrame
+        ``per_query=True``: ``run, query_id, measure, value``; otherwise
+        ``run, measure, value``. Same kind as ``run`` (pandas in → pandas out).
+
+    Examples
+    --------
+    >>> import pandas as pd
+    >>> import searcheval_frames as sef
+    >>> run = pd.DataFrame({"query_id": "q1", "doc_id": ["12", "78", "34", "90", "56"],
+    ...                     "score": [5.0, 4.0, 3.0, 2.0, 1.0]})
+    >>> qrels = pd.DataFrame({"query_id": "q1", "doc_id": ["12", "34", "56", "78", "90"],
+    ...                       "relevance": [1, 1, 1, 0, 0]})
+    >>> sef.evaluate(run, qrels, ["P@5", "R@3"]).round(2).to_dict("records")
+    [{'run': 'run', 'measure': 'P@5', 'value': 0.6}, {'run': 'run', 'measure': 'R@3', 'value': 0.67}]
+    """
+    kind = input_kind(run)
+    ms = parse_measures(measures)
+    given = _given_names(measures, ms) if names == "as_given" else None
+    _check_options(relevance_level, missing, depth, compat, names)
+    run_df = run_frame(run, columns=columns)
+    qrels_df = qrels_frame(qrels, columns=columns)
+    result = evaluate_frames(
+        run_df,
+        qrels_df,
+        ms,
+        per_query=per_query,
+        relevance_level=relevance_level,
+        missing=missing,
+        depth=depth,
+        judged_only=judged_only,
+        compat=compat,
+        strategy=strategy,
+    )
+    if given:
+        result = result.with_columns(pl.col("measure").replace(given))
+    return to_native(result, kind)
+
+
+def _given_names(measures: Any, ms: list[Measure]) -> dict[str, str]:
+    items = [measures] if isinstance(measures, str | Measure) else list(measures)
+    out: dict[str, str] = {}
+    for item in items:
+        m = parse_measures(item)[0]
+        out.setdefault(m.name, item if isinstance(item, str) else m.name)
+    return out
+
+
+def _check_options(
+    relevance_level: Any, missing: Any, depth: Any, compat: Any, names: Any
+) -> None:
+    if isinstance(relevance_level, bool) or not isinstance(relevance_level, int):
+        raise SearchEvalError(
+            f"relevance_level must be an integer label (e.g. 1, or 2 for TREC DL), "
+            f"got {relevance_level!r}"
+        )
+    if missing not in ("zero", "skip"):
+        raise SearchEvalError(
+            f"missing must be 'zero' (queries a run lacks score 0, like trec_eval -c) or "
+            f"'skip' (only queries in both), got {missing!r}"
+        )
+    if depth is not None and (isinstance(depth, bool) or not isinstance(depth, int) or depth < 1):
+        raise SearchEvalError(f"depth must be a positive integer or None, got {depth!r}")
+    if compat not in COMPATS:
+        raise SearchEvalError(f"compat must be one of {COMPATS}, got {compat!r}")
+    if names not in ("canonical", "as_given"):
+        raise SearchEvalError(f"names must be 'canonical' or 'as_given', got {names!r}")
+
+
+def _examples(ids: pl.Series, n: int = 3) -> str:
+    vals = ids.unique(maintain_order=True).head(n).to_list()
+    return ", ".join(repr(v) for v in vals)
+
+
+def _query_table(
+    run: pl.DataFrame, qrels: pl.DataFrame, missing: str
+) -> pl.DataFrame:
+    """(run, query_id) pairs to evaluate, with warnings for what is dropped or zeroed."""
+    judged_q = qrels.select("query_id").unique()
+    run_q = run.select(KEYS).unique()
+    overlap = run_q.join(judged_q, on="query_id", how="semi")
+    if overlap.height == 0:
+        raise IdMismatchError(
+            "the run and the qrels have no query id in common. Run query ids look like "
+            f"{_examples(run['query_id'])}; qrels query ids look like "
+            f"{_examples(qrels['query_id'])}. Check that both use the same id scheme "
+            "(e.g. '301' vs 'q301', or a query text column read as the id), or pass "
+            "columns={'query_id': ...}."
+        )
+    only_run = run_q.join(judged_q, on="query_id", how="anti").select("query_id").unique()
+    if only_run.height:
+        ids = only_run.sort("query_id")["query_id"].to_list()
+        warnings.warn(
+            f"{len(ids)} query id(s) in the run have no relevance labels and are not "
+            f"evaluated: {_short(ids)}",
+            SearchEvalWarning,
+            stacklevel=4,
+        )
+    runs = run.select("run").unique(maintain_order=True)
+    if missing == "skip":
+        return overlap
+    table = runs.join(judged_q, how="cross")
+    lacking = table.join(run_q, on=KEYS, how="anti")
+    if lacking.height:
+        per_run = lacking.group_by("run", maintain_order=True).agg(pl.col("query_id").sort())
+        for name, ids in per_run.iter_rows():
+            warnings.warn(
+                f"run {name!r} has no results for {len(ids)} of {judged_q.height} judged "
+                f"queries; they score 0 (as trec_eval -c): {_short(ids)}. Pass "
+                "missing='skip' to evaluate only the queries present in both.",
+                SearchEvalWarning,
+                stacklevel=4,
+            )
+    return table
+
+
+def _short(ids: list[str], n: int = 5) -> str:
+    text = ", ".join(repr(i) for i in ids[:n])
+    return text + (f" and {len(ids) - n} more" if len(ids) > n else "")
+
+
+def _qrels_stats(qrels: pl.DataFrame, ctx: Context) -> pl.DataFrame:
+    rel = pl.col("relevance")
+    exprs: list[pl.Expr] = []
+    for lvl in sorted(ctx.rel_levels):
+        exprs.append((rel >= lvl).sum().cast(pl.Int64).alias(f"_num_rel_{lvl}"))
+    for lvl in sorted(ctx.nonrel_levels):
+        exprs.append(((rel >= 0) & (rel < lvl)).sum().cast(pl.Int64).alias(f"_num_nonrel_{lvl}"))
+    stats = qrels.group_by("query_id").agg(exprs) if exprs else qrels.select("query_id").unique()
+    for key, (gains, cutoff) in ctx.ideal.items():
+        g = qrels.select(
+            "query_id", gain_expr(None if gains == "linear" else gains, rel).alias("_g")
+        ).filter(pl.col("_g") > 0)
+        g = g.sort(["query_id", "_g"], descending=[False, True]).with_columns(
+            pl.int_range(1, pl.len() + 1).over("query_id").alias("_i")
+        )
+        if cutoff is not None:
+            g = g.filter(pl.col("_i") <= cutoff)
+        ideal = g.group_by("query_id").agg(
+            (pl.col("_g") / (pl.col("_i").cast(pl.Float64) + 1.0).log(2)).sum().alias(key)
+        )
+        stats = stats.join(ideal, on="query_id", how="left").with_columns(pl.col(key).fill_null(0.0))
+    return stats
+
+
+def evaluate_frames(
+    run: pl.DataFrame,
+    qrels: pl.DataFrame,
+    measures: list[Measure],
+    *,
+    per_query: bool = False,
+    relevance_level: int = 1,
+    missing: str = "zero",
+    depth: int | None = None,
+    judged_only: bool = False,
+    compat: str = "trec_eval-10",
+    strategy: Strategy = "auto",
+) -> pl.DataFrame:
+    """:func:`evaluate` on canonical polars frames (no conversion, no option checks)."""
+    ctx = Context(relevance_level=relevance_level, compat=compat)
+    cols = {m: f"_m{i}" for i, m in enumerate(measures)}
+    aggs = [e for m in measures for e in m.definition.agg(m, ctx, cols[m])]
+    values = [m.definition.value(m, ctx, cols[m]).cast(pl.Float64).alias(m.name) for m in measures]
+
+    table = _query_table(run, qrels, missing)
+    ranked = rank_judged(
+        run, qrels, depth=depth, judged_only=judged_only, compat=compat, strategy=strategy
+    )
+    stats = _qrels_stats(qrels, ctx)
+    per_q = table.join(ranked.num_ret, on=KEYS, how="left").with_columns(
+        pl.col("num_ret").fill_null(0)
+    ).join(stats, on="query_id", how="left")
+    if aggs:
+        stat_cols = [c for c in stats.columns if c.startswith("_num_")]
+        judged = ranked.judged
+        if stat_cols:
+            judged = judged.join(stats.select("query_id", *stat_cols), on="query_id", how="left")
+        agg = judged.group_by(KEYS).agg(aggs)
+        agg_cols = [c for c in agg.columns if c not in KEYS]
+        per_q = per_q.join(agg, on=KEYS, how="left").with_columns(
+            pl.col(agg_cols).fill_null(0).fill_nan(0)
+        )
+    wide = per_q.select(*KEYS, *values)
+
+    run_order = run.select("run").unique(maintain_order=True).with_row_index("_r")
+    long = (
+        wide.unpivot(index=KEYS, variable_name="measure", value_name="value")
+        .join(run_order, on="run")
+        .join(
+            pl.DataFrame({"measure": [m.name for m in measures]}).with_row_index("_m"),
+            on="measure",
+        )
+    )
+    if per_query:
+        return long.sort(["_r", "query_id", "_m"]).select(*KEYS, "measure", "value")
+    kinds = pl.DataFrame(
+        {"measure": [m.name for m in measures], "_agg": [m.aggregate for m in measures]}
+    )
+    v = pl.col("value")
+    return (
+        long.join(kinds, on="measure")
+        .group_by(["_r", "_m", "run", "measure"])
+        .agg(
+            pl.when(pl.col("_agg").first() == "sum")
+            .then(v.sum())
+            .when(pl.col("_agg").first() == "gmean")
+            .then(v.clip(lower_bound=MIN_GEO_MEAN).log().mean().exp())
+            .otherwise(v.mean())
+            .alias("value")
+        )
+        .sort(["_r", "_m"])
+        .select("run", "measure", "value")
+    )
+
+
+def pivot(result: Any, index: Literal["run", "measure"] = "run") -> Any:
+    """Pivot a long result to the wide table people read.
+
+    Parameters
+    ----------
+    result
+        Output of :func:`evaluate` (aggregate or per query).
+    index
+        ``"run"``: one row per run (per run and query for per-query results),
+        one column per measure; ``"measure"``: one row per measure, one column
+        per run.
+
+    Examples
+    --------
+    >>> import searcheval_frames as sef
+    >>> res = sef.evaluate({"q": {"a": 2.0, "b": 1.0}}, {"q": {"b": 1}}, ["P@1", "RR"])
+    >>> sef.pivot(res).columns
+    ['run', 'P@1', 'RR']
+    """
+    kind = input_kind(result)
+    df = result if isinstance(result, pl.DataFrame) else pl.from_pandas(result) if kind.name == "pandas" else pl.DataFrame(result)
+    if isinstance(result, pl.LazyFrame):
+        df = result.collect()
+    missing_cols = {"run", "measure", "value"} - set(df.columns)
+    if missing_cols:
+        raise SearchEvalError(
+            f"pivot: expected the long output of evaluate() with columns run, measure, value; "
+            f"missing {sorted(missing_cols)}"
+        )
+    rows = ["run"] + (["query_id"] if "query_id" in df.columns else [])
+    if index == "run":
+        wide = df.pivot(on="measure", index=rows, values="value", maintain_order=True)
+    elif index == "measure":
+        other = ["measure"] + (["query_id"] if "query_id" in df.columns else [])
+        wide = df.pivot(on="run", index=other, values="value", maintain_order=True)
+    else:
+        raise SearchEvalError(f"pivot: index must be 'run' or 'measure', not {index!r}")
+    return to_native(wide, kind)

@@ -1,0 +1,464 @@
+"""Pools, coverage and metric bounds: what to judge next and how much it matters.
+
+The evaluation-set recipe is: run the systems, *pool* their top-k documents per
+query, label the pool, evaluate. After a system change the new run retrieves
+documents nobody has labelled ("holes"); :func:`coverage` and :func:`holes`
+show them and :func:`metric_bounds` shows how far the numbers could move once
+they are labelled.
+
+All rankings use the trec_eval order: within a query, score descending, ties
+broken by doc_id descending (byte order); an input ``rank`` column is ignored.
+
+>>> import searcheval_frames as sef
+>>> runs = {"a": {"q1": {"d1": 2.0, "d2": 1.0}}, "b": {"q1": {"d3": 5.0, "d1": 4.0}}}
+>>> sef.pool(runs, depth=1)["doc_id"].to_list()
+['d1', 'd3']
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping, Sequence
+from typing import Any, Literal
+
+import polars as pl
+
+from .errors import SearchEvalError, format_rows
+from .frames import input_kind, qrels_frame, run_frame, to_native
+
+__all__ = ["coverage", "holes", "metric_bounds", "pool"]
+
+PoolMethod = Literal["depth", "rrf", "rbp"]
+
+# measures whose aggregate over queries is a sum (or a count), not a mean
+_SUM_MEASURES = {"NumQ", "NumRet", "NumRel", "NumRelRet"}
+
+
+# --------------------------------------------------------------------------- helpers
+def _check_depth(depth: Any, arg: str = "depth", allow_none: bool = False) -> int | None:
+    if depth is None and allow_none:
+        return None
+    if isinstance(depth, bool) or not isinstance(depth, int) or depth < 1:
+        raise SearchEvalError(
+            f"{arg}={depth!r}: must be a positive integer (how many top documents per query "
+            "to look at), e.g. depth=20"
+            + (", or None for the whole ranking" if allow_none else "")
+        )
+    return depth
+
+
+def ranked(run: pl.DataFrame) -> pl.DataFrame:
+    """Canonical run frame with ``rank`` (1-based) recomputed in trec_eval order.
+
+    Any input ``rank`` column is replaced: within (run, query) documents are ordered
+    by score descending, ties by doc_id descending.
+    """
+    return (
+        run.drop("rank", strict=False)
+        .sort(
+            ["run", "query_id", "score", "doc_id"],
+            descending=[False, False, True, True],
+        )
+        .with_columns(
+            (pl.int_range(pl.len(), dtype=pl.Int64).over(["run", "query_id"]) + 1).alias("rank")
+        )
+    )
+
+
+def _judged_keys(qrels: Any, qrels_columns: Mapping[str, str] | None) -> pl.DataFrame:
+    q = qrels_frame(qrels, columns=qrels_columns, arg="qrels")
+    return q.select("query_id", "doc_id", "relevance")
+
+
+def _with_judged(top: pl.DataFrame, q: pl.DataFrame) -> pl.DataFrame:
+    return top.join(
+        q.select("query_id", "doc_id").with_columns(pl.lit(True).alias("judged")),
+        on=["query_id", "doc_id"],
+        how="left",
+    ).with_columns(pl.col("judged").fill_null(False))
+
+
+# --------------------------------------------------------------------------- pool
+def pool(
+    runs: Any,
+    depth: int = 20,
+    *,
+    qrels: Any = None,
+    method: PoolMethod = "depth",
+    max_per_query: int | None = None,
+    rrf_k: float = 60.0,
+    rbp_p: float = 0.8,
+    columns: Mapping[str, str] | None = None,
+    qrels_columns: Mapping[str, str] | None = None,
+) -> Any:
+    """The documents to judge: the union of every run's top-``depth`` per query.
+
+    Parameters
+    ----------
+    runs
+        One or several runs (a frame with a ``run`` column, a dict ``{name: run}``, ...),
+        anything :func:`searcheval_frames.run_frame` accepts.
+    depth
+        How many top documents of each run and query enter the pool (default 20, the
+        seed's "review the top-20").
+    qrels
+        Labels you already have: documents judged for a query (any grade, including
+        negative ones) are left out, so nothing is judged twice.
+    method
+        ``"depth"`` (default): classic depth-k pooling, every document is ordered by its
+        best rank over the runs, then by how many runs retrieved it.
+        ``"rrf"``: the same documents ordered by reciprocal-rank fusion,
+        ``sum 1 / (rrf_k + rank)`` over runs. ``"rbp"``: ordered by rank-biased
+        weight ``sum (1 - p) p^(rank-1)`` (Moffat et al., 2007). Weighted orders put
+        documents several systems rank high first; combine them with
+        ``max_per_query`` to judge the most influential documents on a budget.
+    max_per_query
+        Keep at most this many documents per query (the first in ``priority`` order).
+    rrf_k, rbp_p
+        Parameters of the ``"rrf"`` and ``"rbp"`` weights.
+    columns, qrels_columns
+        Column mappings for ``runs`` and ``qrels`` (canonical name → yours).
+
+    Returns
+    -------
+    DataFrame (the kind of ``runs``)
+        One row per (query, document) to judge, sorted by ``query_id`` then ``priority``:
+        ``query_id``, ``doc_id``, ``priority`` (1 = judge first), ``best_rank`` (best
+        rank over the runs), ``n_runs`` (how many runs retrieved it in their top-k),
+        ``runs`` (list of those run names, sorted) and, for ``"rrf"``/``"rbp"``,
+        ``weight``.
+
+    Examples
+    --------
+    >>> import searcheval_frames as sef
+    >>> runs = {"a": {"q1": {"d1": 2.0, "d2": 1.0}}, "b": {"q1": {"d2": 5.0, "d3": 4.0}}}
+    >>> p = sef.pool(runs, depth=2, qrels={"q1": {"d3": 0}})
+    >>> p.select("doc_id", "best_rank", "n_runs").rows()
+    [('d2', 1, 2), ('d1', 1, 1)]
+    """
+    depth = _check_depth(depth)
+    if max_per_query is not None:
+        _check_depth(max_per_query, "max_per_query")
+    if method not in ("depth", "rrf", "rbp"):
+        raise SearchEvalError(
+            f"method={method!r}: choose 'depth' (classic pooling), 'rrf' (reciprocal-rank "
+            "fusion order) or 'rbp' (rank-biased weight order)"
+        )
+    if method == "rbp" and not 0.0 < rbp_p < 1.0:
+        raise SearchEvalError(f"rbp_p={rbp_p!r}: the persistence must be in (0, 1), e.g. 0.8")
+    if method == "rrf" and not rrf_k >= 0:
+        raise SearchEvalError(f"rrf_k={rrf_k!r}: must be >= 0 (60 is the usual choice)")
+    kind = input_kind(runs)
+    top = ranked(run_frame(runs, columns=columns, arg="runs")).filter(pl.col("rank") <= depth)
+    if qrels is not None:
+        q = _judged_keys(qrels, qrels_columns)
+        top = top.join(q.select("query_id", "doc_id"), on=["query_id", "doc_id"], how="anti")
+
+    if method == "rrf":
+        weight = (1.0 / (rrf_k + pl.col("rank").cast(pl.Float64))).sum()
+    elif method == "rbp":
+        weight = ((1.0 - rbp_p) * pl.lit(rbp_p).pow(pl.col("rank") - 1)).sum()
+    else:
+        weight = None
+
+    aggs = [
+        pl.col("rank").min().alias("best_rank"),
+        pl.col("run").n_unique().cast(pl.Int64).alias("n_runs"),
+        pl.col("run").unique().sort().alias("runs"),
+    ]
+    if weight is not None:
+        aggs.append(weight.alias("weight"))
+    out = top.group_by(["query_id", "doc_id"]).agg(aggs)
+    if weight is not None:
+        order, desc = ["query_id", "weight", "best_rank", "doc_id"], [False, True, False, False]
+    else:
+        order, desc = ["query_id", "best_rank", "n_runs", "doc_id"], [False, False, True, False]
+    out = out.sort(order, descending=desc).with_columns(
+        (pl.int_range(pl.len(), dtype=pl.Int64).over("query_id") + 1).alias("priority")
+    )
+    if max_per_query is not None:
+        out = out.filter(pl.col("priority") <= max_per_query)
+    cols = ["query_id", "doc_id", "priority", "best_rank", "n_runs", "runs"]
+    if weight is not None:
+        cols.append("weight")
+    return to_native(out.select(cols), kind)
+
+
+# --------------------------------------------------------------------------- coverage
+def _top_with_judged(
+    runs: Any,
+    qrels: Any,
+    depth: int | None,
+    columns: Mapping[str, str] | None,
+    qrels_columns: Mapping[str, str] | None,
+) -> tuple[pl.DataFrame, pl.DataFrame]:
+    top = ranked(run_frame(runs, columns=columns, arg="runs"))
+    if depth is not None:
+        top = top.filter(pl.col("rank") <= depth)
+    q = _judged_keys(qrels, qrels_columns)
+    return _with_judged(top, q), q
+
+
+def holes(
+    runs: Any,
+    qrels: Any,
+    depth: int = 20,
+    *,
+    columns: Mapping[str, str] | None = None,
+    qrels_columns: Mapping[str, str] | None = None,
+) -> Any:
+    """Unjudged documents in each run's top-``depth``: what to label before trusting it.
+
+    Parameters
+    ----------
+    runs
+        One or several runs.
+    qrels
+        The labels you have. A document counts as judged for a query when the qrels
+        hold any label for it (also 0 or negative).
+    depth
+        Top-k per query to inspect (default 20).
+
+    Returns
+    -------
+    DataFrame (the kind of ``runs``)
+        ``run, query_id, rank, doc_id, score``, sorted by run, query and rank. Queries
+        without any label in ``qrels`` appear with all their top-k documents.
+
+    Examples
+    --------
+    >>> import searcheval_frames as sef
+    >>> run = {"q1": {"d1": 3.0, "d2": 2.0, "d3": 1.0}}
+    >>> sef.holes(run, {"q1": {"d1": 1}}, depth=2)["doc_id"].to_list()
+    ['d2']
+    """
+    depth = _check_depth(depth)
+    kind = input_kind(runs)
+    top, _ = _top_with_judged(runs, qrels, depth, columns, qrels_columns)
+    out = top.filter(~pl.col("judged")).select("run", "query_id", "rank", "doc_id", "score")
+    return to_native(out.sort(["run", "query_id", "rank"]), kind)
+
+
+def coverage(
+    runs: Any,
+    qrels: Any,
+    depth: int = 20,
+    *,
+    per_query: bool = False,
+    columns: Mapping[str, str] | None = None,
+    qrels_columns: Mapping[str, str] | None = None,
+) -> Any:
+    """How much of each run's top-``depth`` is judged (Judged@k) and how many holes remain.
+
+    Parameters
+    ----------
+    runs
+        One or several runs.
+    qrels
+        The labels you have (any label, including 0 or negative, counts as judged).
+    depth
+        The k of Judged@k (default 20).
+    per_query
+        One row per (run, query) instead of one per run.
+
+    Returns
+    -------
+    DataFrame (the kind of ``runs``)
+        Per run (and query): ``depth``; ``queries`` and ``queries_with_holes`` (per run
+        only); ``retrieved`` (documents in the top-k, at most k per query), ``judged``,
+        ``holes`` (= retrieved - judged) and ``judged_at_k``: judged / k per query (as
+        trec_eval's ``Judged@k`` / ir_measures ``Judged@k``: a query with fewer than k
+        documents cannot reach 1), averaged over the run's queries. Queries of the run
+        with no label at all count with judged_at_k = 0; queries labelled in ``qrels`` but
+        absent from the run are not counted (they have nothing to judge).
+
+    Examples
+    --------
+    >>> import searcheval_frames as sef
+    >>> run = {"q1": {"d1": 3.0, "d2": 2.0}}
+    >>> sef.coverage(run, {"q1": {"d1": 1}}, depth=2).select("judged", "holes", "judged_at_k").row(0)
+    (1, 1, 0.5)
+    """
+    depth = _check_depth(depth)
+    kind = input_kind(runs)
+    top, _ = _top_with_judged(runs, qrels, depth, columns, qrels_columns)
+    per_q = (
+        top.group_by(["run", "query_id"])
+        .agg(
+            pl.len().cast(pl.Int64).alias("retrieved"),
+            pl.col("judged").sum().cast(pl.Int64).alias("judged"),
+        )
+        .with_columns(
+            pl.lit(depth, dtype=pl.Int64).alias("depth"),
+            (pl.col("retrieved") - pl.col("judged")).alias("holes"),
+            (pl.col("judged") / depth).alias("judged_at_k"),
+        )
+        .select("run", "query_id", "depth", "retrieved", "judged", "holes", "judged_at_k")
+        .sort(["run", "query_id"])
+    )
+    if per_query:
+        return to_native(per_q, kind)
+    out = (
+        per_q.group_by("run")
+        .agg(
+            pl.col("depth").first(),
+            pl.len().cast(pl.Int64).alias("queries"),
+            (pl.col("holes") > 0).sum().cast(pl.Int64).alias("queries_with_holes"),
+            pl.col("retrieved").sum(),
+            pl.col("judged").sum(),
+            pl.col("holes").sum(),
+            pl.col("judged_at_k").mean(),
+        )
+        .sort("run")
+    )
+    return to_native(out, kind)
+
+
+# --------------------------------------------------------------------------- bounds
+def metric_bounds(
+    runs: Any,
+    qrels: Any,
+    measures: str | Sequence[str],
+    *,
+    depth: int | None = None,
+    grade: int | None = None,
+    per_query: bool = False,
+    relevance_level: int = 1,
+    columns: Mapping[str, str] | None = None,
+    qrels_columns: Mapping[str, str] | None = None,
+) -> Any:
+    """Metric values if every unjudged document were non-relevant vs relevant.
+
+    Two evaluations per run with :func:`searcheval_frames.evaluate`: with the qrels as
+    they are (unjudged = non-relevant, what trec_eval reports) and with each of the run's
+    unjudged documents added at ``grade`` (default: the highest grade in the qrels).
+    The gap between them is how much the holes could still move the number.
+
+    Parameters
+    ----------
+    runs
+        One or several runs.
+    qrels
+        The labels you have.
+    measures
+        Measure names, e.g. ``["nDCG@10", "P@10", "AP"]``.
+    depth
+        Only unjudged documents in the top-``depth`` of each run are filled; ``None``
+        (default) fills every unjudged document the run retrieved.
+    grade
+        The grade given to unjudged documents for the optimistic scenario (default: the
+        qrels' maximum grade; it must be ``>= relevance_level``).
+    per_query
+        One row per (run, query, measure) instead of the mean over queries.
+    relevance_level
+        Passed to :func:`~searcheval_frames.evaluate` (binary measures count grade >= it).
+
+    Returns
+    -------
+    DataFrame (the kind of ``runs``)
+        ``run``, [``query_id``], ``measure``, ``holes`` (unjudged documents filled),
+        ``if_nonrelevant``, ``if_relevant``, ``lower``, ``upper``, ``width``.
+        ``lower``/``upper`` are the smaller/larger of the two scenarios per query (the
+        aggregate ones are their mean over queries, a sum for NumRet/NumRel/NumRelRet/NumQ).
+        For measures that only reward relevant documents in a fixed top-k with a fixed
+        denominator (P@k, Success@k, RR, DCG-like, Judged) they are true bounds. For
+        measures normalised by the number of relevant documents (AP, R, nDCG, Rprec,
+        Bpref) adding relevant documents also raises the denominator, so the truth can lie
+        outside [lower, upper]; read the pair as the two extreme scenarios.
+
+        Only queries present in ``qrels`` are evaluated (as trec_eval does); queries of
+        a run with no label at all are left out with a warning: label some first.
+
+    Examples
+    --------
+    >>> import searcheval_frames as sef
+    >>> run = {"q1": {"d1": 3.0, "d2": 2.0}}
+    >>> b = sef.metric_bounds(run, {"q1": {"d1": 1}}, ["P@2"])
+    >>> b.select("if_nonrelevant", "if_relevant").row(0)
+    (0.5, 1.0)
+    """
+    import warnings
+
+    from .evaluate import evaluate
+
+    depth = _check_depth(depth, allow_none=True)
+    if isinstance(measures, str):
+        measures = [measures]
+    measures = list(measures)
+    kind = input_kind(runs)
+    top, q = _top_with_judged(runs, qrels, depth, columns, qrels_columns)
+    max_grade = int(q["relevance"].max())  # type: ignore[arg-type]
+    if grade is None:
+        grade = max_grade
+    if isinstance(grade, bool) or not isinstance(grade, int) or grade < relevance_level:
+        raise SearchEvalError(
+            f"grade={grade!r}: the grade given to unjudged documents must be an integer >= "
+            f"relevance_level ({relevance_level}); the qrels' highest grade is {max_grade}"
+            + (
+                "; the qrels have no relevant label at all, pass grade= explicitly"
+                if max_grade < relevance_level and grade == max_grade
+                else ""
+            )
+        )
+    labelled = q.select("query_id").unique()
+    unlabelled = (
+        top.select("run", "query_id").unique().join(labelled, on="query_id", how="anti")
+    )
+    if unlabelled.height:
+        warnings.warn(
+            f"metric_bounds: {unlabelled.select('query_id').n_unique()} quer(y/ies) of the "
+            f"run(s) have no label at all and are not evaluated (as in trec_eval), e.g.\n"
+            f"{format_rows(unlabelled.sort(['run', 'query_id']))}\nLabel some of their "
+            "documents (sef.pool / sef.label_widget) to include them.",
+            stacklevel=2,
+        )
+    gaps = top.filter(~pl.col("judged")).join(labelled, on="query_id", how="semi")
+    run_all = ranked(run_frame(runs, columns=columns, arg="runs")).drop("rank")
+
+    lows, highs = [], []
+    for (name,), part in run_all.group_by(["run"], maintain_order=True):
+        fill = gaps.filter(pl.col("run") == name).select(
+            "query_id", "doc_id", pl.lit(grade, dtype=pl.Int64).alias("relevance")
+        )
+        kwargs: dict[str, Any] = {"per_query": True, "relevance_level": relevance_level}
+        low = evaluate(part, q, measures, **kwargs)
+        high = evaluate(part, pl.concat([q, fill]), measures, **kwargs)
+        lows.append(pl.DataFrame(low))
+        highs.append(pl.DataFrame(high))
+    low_df = pl.concat(lows).rename({"value": "if_nonrelevant"})
+    high_df = pl.concat(highs).rename({"value": "if_relevant"})
+    n_holes = gaps.group_by(["run", "query_id"]).agg(pl.len().cast(pl.Int64).alias("holes"))
+    per_q = (
+        low_df.join(high_df, on=["run", "query_id", "measure"], how="full", coalesce=True)
+        .join(n_holes, on=["run", "query_id"], how="left")
+        .with_columns(
+            pl.col("holes").fill_null(0),
+            pl.min_horizontal("if_nonrelevant", "if_relevant").alias("lower"),
+            pl.max_horizontal("if_nonrelevant", "if_relevant").alias("upper"),
+        )
+        .with_columns((pl.col("upper") - pl.col("lower")).alias("width"))
+    )
+    order = {m: i for i, m in enumerate(low_df["measure"].unique(maintain_order=True))}
+    per_q = per_q.with_columns(
+        pl.col("measure").replace_strict(order, return_dtype=pl.Int64).alias("_order")
+    )
+    value_cols = ["if_nonrelevant", "if_relevant", "lower", "upper", "width"]
+    if per_query:
+        out = per_q.sort(["run", "query_id", "_order"]).select(
+            "run", "query_id", "measure", "holes", *value_cols
+        )
+        return to_native(out, kind)
+    is_sum = pl.col("measure").is_in(sorted(_SUM_MEASURES))
+    out = (
+        per_q.group_by(["run", "measure"])
+        .agg(
+            pl.col("_order").first(),
+            pl.col("holes").sum(),
+            *[
+                pl.when(is_sum.first()).then(pl.col(c).sum()).otherwise(pl.col(c).mean()).alias(c)
+                for c in value_cols
+            ],
+        )
+        .sort(["run", "_order"])
+        .select("run", "measure", "holes", *value_cols)
+    )
+    return to_native(out, kind)

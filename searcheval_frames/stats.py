@@ -1,0 +1,426 @@
+"""Paired significance tests, bootstrap intervals, effect sizes and p-value corrections.
+
+The building blocks of :func:`searcheval_frames.compare`. Every function works on
+numpy arrays of per-query scores that are already *paired*: ``x[i]`` and ``y[i]``
+are the scores of the two systems on the same query. Nothing here loops over
+queries; resampling is vectorised (and batched to bound memory) by
+:mod:`scipy.stats`, which does the actual work wherever it has the method:
+
+* paired t-test: :func:`scipy.stats.ttest_rel`;
+* Wilcoxon signed-rank test: :func:`scipy.stats.wilcoxon`;
+* paired randomization (permutation) test on the mean difference:
+  :func:`scipy.stats.permutation_test` with ``permutation_type="samples"``
+  (random sign flips of the per-query differences; the exact test over all
+  ``2**n`` sign patterns when that is no more than ``n_resamples``);
+* sign test: :func:`scipy.stats.binomtest` on wins against losses;
+* bootstrap confidence interval of the mean difference:
+  :func:`scipy.stats.bootstrap` (``"percentile"``, ``"basic"``, ``"bca"``), or
+  the parametric Student t interval (``"t"``);
+* multiple testing: Bonferroni, Holm (step-down) and Benjamini–Hochberg /
+  Benjamini–Yekutieli (:func:`scipy.stats.false_discovery_control`).
+
+Degenerate inputs get defined answers instead of scipy's NaN-with-warning: when
+every difference is zero, the p-value is 1, the interval ``[0, 0]`` and the
+effect size 0; when every difference is the same non-zero constant, the
+interval is that constant and the effect size is undefined (NaN).
+
+>>> import numpy as np
+>>> from searcheval_frames.stats import paired_test, effect_size
+>>> x = np.array([0.5, 0.7, 0.9]); y = np.array([0.4, 0.5, 0.6])
+>>> round(paired_test(x, y, "t"), 4), round(effect_size(x, y), 4)
+(0.0742, 2.0)
+"""
+
+from __future__ import annotations
+
+import warnings
+import zlib
+from collections.abc import Mapping, Sequence
+from typing import Any
+
+import numpy as np
+
+from .errors import SearchEvalError
+
+__all__ = [
+    "CI_METHODS",
+    "CORRECTIONS",
+    "TESTS",
+    "adjust_pvalues",
+    "bootstrap_ci",
+    "effect_size",
+    "pair_rng",
+    "paired_test",
+    "wins_ties_losses",
+]
+
+#: Accepted test names (aliases on the left, canonical name on the right).
+TESTS: dict[str, str] = {
+    "t": "t",
+    "ttest": "t",
+    "t-test": "t",
+    "student": "t",
+    "paired-t": "t",
+    "wilcoxon": "wilcoxon",
+    "signed-rank": "wilcoxon",
+    "permutation": "permutation",
+    "randomization": "permutation",
+    "randomisation": "permutation",
+    "fisher": "permutation",
+    "sign": "sign",
+}
+
+#: Human-readable names of the canonical tests (used in report captions).
+TEST_LABELS: dict[str, str] = {
+    "t": "paired t-test",
+    "wilcoxon": "Wilcoxon signed-rank test",
+    "permutation": "paired randomization test",
+    "sign": "sign test",
+}
+
+#: Accepted multiple-testing corrections.
+CORRECTIONS: dict[str, str] = {
+    "none": "none",
+    "bonferroni": "bonferroni",
+    "holm": "holm",
+    "holm-bonferroni": "holm",
+    "bh": "bh",
+    "fdr_bh": "bh",
+    "benjamini-hochberg": "bh",
+    "by": "by",
+    "fdr_by": "by",
+    "benjamini-yekutieli": "by",
+}
+
+CORRECTION_LABELS: dict[str, str] = {
+    "none": "no correction",
+    "bonferroni": "Bonferroni correction",
+    "holm": "Holm correction",
+    "bh": "Benjamini–Hochberg FDR",
+    "by": "Benjamini–Yekutieli FDR",
+}
+
+#: Accepted confidence-interval methods.
+CI_METHODS: dict[str, str] = {
+    "bca": "BCa",
+    "percentile": "percentile",
+    "basic": "basic",
+    "t": "t",
+}
+
+_ALTERNATIVES = ("two-sided", "greater", "less")
+# Largest resamples x queries block scipy builds at once (bounds memory to ~16 MB).
+_BATCH_ELEMENTS = 2_000_000
+
+
+def _canonical(name: str, table: Mapping[str, str], arg: str) -> str:
+    key = str(name).strip().lower().replace("_", "-") if name is not None else "none"
+    if key in table:
+        return table[key]
+    if key.replace("-", "_") in table:
+        return table[key.replace("-", "_")]
+    raise SearchEvalError(
+        f"{arg}={name!r} is not known; use one of {sorted(set(table))}."
+    )
+
+
+def canonical_test(name: str) -> str:
+    """Canonical name of a test (``"t"``, ``"wilcoxon"``, ``"permutation"``, ``"sign"``)."""
+    return _canonical(name, TESTS, "test")
+
+
+def canonical_correction(name: str | None) -> str:
+    """Canonical name of a correction (``"none"``, ``"bonferroni"``, ``"holm"``, ``"bh"``, ``"by"``)."""
+    return _canonical("none" if name is None else name, CORRECTIONS, "correction")
+
+
+def canonical_ci_method(name: str) -> str:
+    """Canonical name of a confidence-interval method."""
+    key = str(name).strip().lower()
+    if key not in CI_METHODS:
+        raise SearchEvalError(f"ci_method={name!r} is not known; use one of {sorted(CI_METHODS)}.")
+    return key
+
+
+def _check_alternative(alternative: str) -> None:
+    if alternative not in _ALTERNATIVES:
+        raise SearchEvalError(
+            f"alternative={alternative!r} is not known; use one of {list(_ALTERNATIVES)}."
+        )
+
+
+def _paired_arrays(x: Any, y: Any) -> tuple[np.ndarray, np.ndarray]:
+    x = np.asarray(x, dtype=np.float64)
+    y = np.asarray(y, dtype=np.float64)
+    if x.ndim != 1 or x.shape != y.shape:
+        raise SearchEvalError(
+            f"paired scores must be two 1-d arrays of the same length; got shapes "
+            f"{x.shape} and {y.shape}"
+        )
+    if not (np.isfinite(x).all() and np.isfinite(y).all()):
+        raise SearchEvalError("paired scores contain NaN or infinite values; remove them first")
+    return x, y
+
+
+def pair_rng(seed: int | None, *keys: str) -> np.random.Generator:
+    """A random generator for one comparison, derived from ``seed`` and string keys.
+
+    The same ``(seed, keys)`` always gives the same stream, whatever other
+    comparisons are run alongside: results for a pair of runs on a measure do not
+    change when a third run is added. ``seed=None`` gives fresh entropy.
+
+    >>> a = pair_rng(1, "bm25", "rerank", "P@5").random()
+    >>> a == pair_rng(1, "bm25", "rerank", "P@5").random()
+    True
+    """
+    if seed is None:
+        return np.random.default_rng()
+    if isinstance(seed, bool) or not isinstance(seed, (int, np.integer)) or seed < 0:
+        raise SearchEvalError(f"seed={seed!r}: use a non-negative integer, or None for no seed")
+    entropy = [int(seed), *(zlib.crc32(str(k).encode("utf-8")) for k in keys)]
+    return np.random.default_rng(np.random.SeedSequence(entropy))
+
+
+def _rng_kwargs(func: Any, rng: np.random.Generator) -> dict[str, Any]:
+    # scipy >= 1.15 takes `rng`; older versions `random_state` (which accepts a Generator).
+    import inspect
+
+    params = inspect.signature(func).parameters
+    return {"rng": rng} if "rng" in params else {"random_state": rng}
+
+
+def _batch(n: int) -> int:
+    return max(1, _BATCH_ELEMENTS // max(n, 1))
+
+
+def _mean_stat(d: np.ndarray, axis: int = -1) -> np.ndarray:
+    return np.mean(d, axis=axis)
+
+
+def wins_ties_losses(x: Any, y: Any, tol: float = 1e-9) -> tuple[int, int, int]:
+    """Count queries where ``x`` beats ``y`` by more than ``tol``, ties, and losses.
+
+    >>> wins_ties_losses([0.5, 0.2, 0.3], [0.4, 0.2, 0.6])
+    (1, 1, 1)
+    """
+    x, y = _paired_arrays(x, y)
+    d = x - y
+    wins = int(np.count_nonzero(d > tol))
+    losses = int(np.count_nonzero(d < -tol))
+    return wins, int(d.size - wins - losses), losses
+
+
+def effect_size(x: Any, y: Any) -> float:
+    """Paired Cohen's d (d_z): mean of the differences over their standard deviation.
+
+    ``d_z = mean(x - y) / sd(x - y)`` with the sample standard deviation
+    (``ddof=1``). It is the standardised effect the paired t-test sees:
+    ``t = d_z * sqrt(n)``. Returns 0 when all differences are zero and NaN when
+    it is undefined (fewer than two queries, or a constant non-zero difference).
+
+    >>> round(effect_size([0.5, 0.7, 0.9], [0.4, 0.5, 0.6]), 6)
+    2.0
+    """
+    x, y = _paired_arrays(x, y)
+    d = x - y
+    if d.size and not d.any():
+        return 0.0
+    if d.size < 2:
+        return float("nan")
+    sd = float(np.std(d, ddof=1))
+    if sd == 0.0:
+        return float("nan")
+    return float(np.mean(d) / sd)
+
+
+def paired_test(
+    x: Any,
+    y: Any,
+    test: str = "t",
+    *,
+    alternative: str = "two-sided",
+    n_resamples: int = 10_000,
+    rng: np.random.Generator | int | None = None,
+    **options: Any,
+) -> float:
+    """p-value of a paired test of ``x`` against ``y`` (``x`` is the new system).
+
+    Parameters
+    ----------
+    x, y
+        Per-query scores of the two systems, aligned by query.
+    test
+        ``"t"`` (paired t-test), ``"wilcoxon"`` (signed-rank), ``"permutation"``
+        (paired randomization test on the mean difference; alias
+        ``"randomization"``, ``"fisher"``) or ``"sign"`` (sign test; ties dropped).
+    alternative
+        ``"two-sided"``, ``"greater"`` (``x`` better) or ``"less"``.
+    n_resamples
+        Random sign-flip patterns for the permutation test; the exact test over
+        all ``2**n`` patterns is used when that is no larger.
+    rng
+        Generator or integer seed for the permutation test.
+    **options
+        Passed to the scipy function (e.g. ``zero_method="pratt"`` for Wilcoxon).
+
+    Returns
+    -------
+    float
+        The p-value; 1.0 when all differences are zero; NaN when the test is
+        undefined (e.g. a t-test on a single query).
+
+    Examples
+    --------
+    >>> paired_test([0.5, 0.7, 0.9], [0.4, 0.5, 0.6], "wilcoxon")
+    0.25
+    """
+    from scipy import stats
+
+    x, y = _paired_arrays(x, y)
+    _check_alternative(alternative)
+    name = canonical_test(test)
+    d = x - y
+    if d.size == 0:
+        return float("nan")
+    if not d.any():
+        return 1.0
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore", RuntimeWarning)
+        if name == "t":
+            if d.size < 2:
+                return float("nan")
+            return float(stats.ttest_rel(x, y, alternative=alternative, **options).pvalue)
+        if name == "wilcoxon":
+            return float(stats.wilcoxon(x, y, alternative=alternative, **options).pvalue)
+        if name == "sign":
+            wins = int(np.count_nonzero(d > 0))
+            losses = int(np.count_nonzero(d < 0))
+            return float(
+                stats.binomtest(wins, wins + losses, 0.5, alternative=alternative).pvalue
+            )
+        # paired randomization test: flip the sign of each query's difference
+        if not isinstance(rng, np.random.Generator):
+            rng = np.random.default_rng(rng)
+        res = stats.permutation_test(
+            (d,),
+            _mean_stat,
+            permutation_type="samples",
+            vectorized=True,
+            n_resamples=int(n_resamples),
+            batch=_batch(d.size),
+            alternative=alternative,
+            **_rng_kwargs(stats.permutation_test, rng),
+            **options,
+        )
+        return float(res.pvalue)
+
+
+def bootstrap_ci(
+    x: Any,
+    y: Any,
+    *,
+    confidence: float = 0.95,
+    method: str = "bca",
+    n_resamples: int = 10_000,
+    rng: np.random.Generator | int | None = None,
+) -> tuple[float, float]:
+    """Two-sided confidence interval of the mean difference ``mean(x - y)``.
+
+    ``method`` is ``"bca"`` (bias-corrected and accelerated bootstrap),
+    ``"percentile"``, ``"basic"`` (all :func:`scipy.stats.bootstrap`, resampling
+    queries with replacement) or ``"t"`` (Student t interval, no resampling).
+    When BCa is undefined for the data (scipy returns NaN) the percentile
+    interval is used instead.
+
+    >>> lo, hi = bootstrap_ci([0.5, 0.7, 0.9], [0.4, 0.5, 0.6], method="t")
+    >>> round(lo, 4), round(hi, 4)
+    (-0.0484, 0.4484)
+    """
+    from scipy import stats
+
+    x, y = _paired_arrays(x, y)
+    method = canonical_ci_method(method)
+    if not 0 < confidence < 1:
+        raise SearchEvalError(f"ci={confidence!r}: the confidence level must be in (0, 1), e.g. 0.95")
+    d = x - y
+    if d.size == 0:
+        return float("nan"), float("nan")
+    if np.all(d == d[0]):
+        return float(d[0]), float(d[0])
+    if method == "t":
+        mean = float(np.mean(d))
+        half = float(stats.t.ppf(0.5 + confidence / 2, d.size - 1)) * float(
+            np.std(d, ddof=1) / np.sqrt(d.size)
+        )
+        return mean - half, mean + half
+    if not isinstance(rng, np.random.Generator):
+        rng = np.random.default_rng(rng)
+    kwargs = _rng_kwargs(stats.bootstrap, rng)
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore")
+        res = stats.bootstrap(
+            (d,),
+            _mean_stat,
+            n_resamples=int(n_resamples),
+            batch=_batch(d.size),
+            vectorized=True,
+            confidence_level=confidence,
+            method=CI_METHODS[method],
+            **kwargs,
+        )
+        lo, hi = float(res.confidence_interval.low), float(res.confidence_interval.high)
+        if method == "bca" and not (np.isfinite(lo) and np.isfinite(hi)):
+            res = stats.bootstrap(
+                (d,),
+                _mean_stat,
+                n_resamples=0,  # reuse the distribution drawn above
+                batch=_batch(d.size),
+                vectorized=True,
+                confidence_level=confidence,
+                method="percentile",
+                bootstrap_result=res,
+                **kwargs,
+            )
+            lo, hi = float(res.confidence_interval.low), float(res.confidence_interval.high)
+    return lo, hi
+
+
+def adjust_pvalues(pvalues: Sequence[float] | np.ndarray, method: str | None = "holm") -> np.ndarray:
+    """Adjust a family of p-values for multiple testing.
+
+    ``method`` is ``"none"``, ``"bonferroni"`` (``min(1, m p)``), ``"holm"``
+    (step-down Bonferroni; controls the family-wise error rate like Bonferroni
+    but rejects at least as much), ``"bh"`` (Benjamini–Hochberg false discovery
+    rate) or ``"by"`` (Benjamini–Yekutieli, valid under any dependence). NaN
+    p-values stay NaN and do not count in the family size ``m``. A hypothesis is
+    rejected at level ``alpha`` when its adjusted p-value is ``<= alpha``.
+
+    >>> adjust_pvalues([0.01, 0.04, 0.03], "holm").round(4).tolist()
+    [0.03, 0.06, 0.06]
+    >>> adjust_pvalues([0.01, 0.04, 0.03], "bh").round(4).tolist()
+    [0.03, 0.04, 0.04]
+    """
+    from scipy import stats
+
+    method = canonical_correction(method)
+    p = np.asarray(pvalues, dtype=np.float64).copy()
+    if p.ndim != 1:
+        raise SearchEvalError("pvalues must be one-dimensional")
+    ok = ~np.isnan(p)
+    if ((p[ok] < 0) | (p[ok] > 1)).any():
+        raise SearchEvalError("pvalues must lie in [0, 1]")
+    q = p[ok]
+    m = q.size
+    if m == 0 or method == "none":
+        return p
+    if method == "bonferroni":
+        adj = np.minimum(1.0, q * m)
+    elif method == "holm":
+        order = np.argsort(q, kind="stable")
+        stepped = np.minimum(1.0, q[order] * (m - np.arange(m)))
+        adj = np.empty(m)
+        adj[order] = np.maximum.accumulate(stepped)
+    else:
+        adj = stats.false_discovery_control(q, method=method)
+    p[ok] = adj
+    return p
