@@ -99,6 +99,6 @@ def __dir__() -> list[str]:
 
 
 if TYPE_CHECKING:  # pragma: no cover - for type checkers and IDEs only
-    from .evaluate import evaluate, pivot
-    from .frames import qrels_frame, run_frame
-    from .measures import Measure, list_measures, parse_measure
+    from .evaluate import evaluate, pivot  # noqa: F401
+    from .frames import qrels_frame, run_frame  # noqa: F401
+    from .measures import Measure, list_measures, parse_measure  # noqa: F401

@@ -89,7 +89,7 @@ def check(expected, qrels, run, compat="trec_eval-10", **opts):
 @pytest.mark.parametrize(("expected", "qrels", "run", "opts"), CASES, ids=[f"{c[0]}|{c[1]}" for c in CASES])
 def test_trec_eval_10_expected(expected, qrels, run, opts):
     d = shared_path("trec_eval_tests")
-    checked, bad, names = check(d / expected, d / qrels, d / run, **opts)
+    checked, bad, _names = check(d / expected, d / qrels, d / run, **opts)
     assert checked >= 10, f"too few comparable lines in {expected}: {checked}"
     assert not bad, f"{len(bad)} of {checked} differ (measure, qid, expected, got): {bad[:10]}"
 
@@ -98,7 +98,7 @@ def test_trec_eval_10_expected(expected, qrels, run, opts):
 def test_trec_eval_9_expected(expected):
     case = next(c for c in CASES if c[0] == expected)
     d = shared_path("trec_eval_tests")
-    checked, bad, names = check(
+    checked, bad, _names = check(
         d / "v9.0.8_expected" / expected, d / case[1], d / case[2], compat="trec_eval-9", **case[3]
     )
     assert checked >= 10
