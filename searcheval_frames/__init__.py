@@ -10,7 +10,7 @@
 from __future__ import annotations
 
 import importlib
-from typing import TYPE_CHECKING, Any
+from typing import Any
 
 from .errors import (
     DuplicateRowsError,
@@ -23,6 +23,9 @@ from .errors import (
     SearchEvalError,
     UnknownMeasureError,
 )
+from .evaluate import evaluate, pivot
+from .frames import qrels_frame, run_frame
+from .measures import Measure, list_measures, parse_measure
 
 __version__ = "0.1.0"
 
@@ -30,14 +33,6 @@ __version__ = "0.1.0"
 # `import searcheval_frames` stays light (matplotlib, scipy, widgets load only
 # when their helpers are used).
 _LAZY: dict[str, str] = {
-    # evaluation core
-    "evaluate": "evaluate",
-    "pivot": "evaluate",
-    "parse_measure": "measures",
-    "list_measures": "measures",
-    "Measure": "measures",
-    "run_frame": "frames",
-    "qrels_frame": "frames",
     # files
     "read_run": "io",
     "read_qrels": "io",
@@ -81,6 +76,13 @@ __all__ = [
     "SearchEvalError",
     "UnknownMeasureError",
     "__version__",
+    "evaluate",
+    "list_measures",
+    "Measure",
+    "parse_measure",
+    "pivot",
+    "qrels_frame",
+    "run_frame",
     *sorted(_LAZY),
 ]
 
@@ -97,8 +99,3 @@ def __getattr__(name: str) -> Any:
 def __dir__() -> list[str]:
     return sorted(set(globals()) | set(_LAZY))
 
-
-if TYPE_CHECKING:  # pragma: no cover - for type checkers and IDEs only
-    from .evaluate import evaluate, pivot  # noqa: F401
-    from .frames import qrels_frame, run_frame  # noqa: F401
-    from .measures import Measure, list_measures, parse_measure  # noqa: F401
