@@ -322,9 +322,7 @@ def quick_metrics(
         idcg = sum(r / math.log2(i + 2) for i, r in enumerate(ideal))
         acc["nDCG@10"].append(dcg / idcg if idcg else 0.0)
         top20 = docs[:POOL_DEPTH]
-        acc["judged@20"].append(
-            sum((q, d) in labels for d in top20) / len(top20) if top20 else 1.0
-        )
+        acc["judged@20"].append(sum((q, d) in labels for d in top20) / len(top20) if top20 else 1.0)
     return {k: sum(v) / len(v) for k, v in acc.items()}
 
 
@@ -406,6 +404,7 @@ def main(argv: list[str] | None = None) -> int:
         print(f"wrote {len(holes)} unlabeled pooled pairs to {args.todo}")
 
     if holes:
+        sys.stdout.flush()
         print(f"ERROR: {len(holes)} pooled (query, doc) pairs have no label:", file=sys.stderr)
         for q, d in holes:
             print(f"  {q}\t{d}\t{titles[d]}", file=sys.stderr)
