@@ -1,0 +1,41 @@
+# Two commands for a fresh clone (only Python >= 3.11 and make needed):
+#   make demo   installs the package and evaluates the bundled examples
+#   make test   installs the test dependencies and runs the whole test suite
+PYTHON ?= python3
+VENV   ?= .venv
+BIN    := $(VENV)/bin
+
+.PHONY: demo test lint typecheck bench data clean
+
+$(BIN)/python:
+	$(PYTHON) -m venv $(VENV)
+	$(BIN)/python -m pip install -q --upgrade pip
+
+$(VENV)/.base: pyproject.toml | $(BIN)/python
+	$(BIN)/python -m pip install -q -e .
+	touch $@
+
+$(VENV)/.test: pyproject.toml | $(BIN)/python
+	$(BIN)/python -m pip install -q -e ".[test,dev]"
+	touch $@ $(VENV)/.base
+
+demo: $(VENV)/.base
+	$(BIN)/python -m searcheval_frames.demo
+
+test: $(VENV)/.test
+	$(BIN)/python -m pytest -n 2 --dist loadfile
+
+lint: $(VENV)/.test
+	$(BIN)/ruff check .
+	$(BIN)/mypy
+
+bench: $(VENV)/.test
+	$(BIN)/python -m pip install -q -e ".[bench]"
+	$(BIN)/python benchmarks/make_data.py
+	$(BIN)/python benchmarks/run_bench.py
+
+data: $(VENV)/.test
+	$(BIN)/python data/make_example_set.py
+
+clean:
+	rm -rf $(VENV) .pytest_cache .ruff_cache .mypy_cache

@@ -1,0 +1,58 @@
+"""The quick start's main job: evaluate the bundled examples and print the tables.
+
+Run it with ``python -m searcheval_frames.demo [DATA_DIR]`` (``make demo``).
+It evaluates the worked examples of the seed text (data/seed) and the
+example evaluation set (data/example: 38 queries, four real runs).
+"""
+
+from __future__ import annotations
+
+import sys
+import warnings
+from pathlib import Path
+
+import polars as pl
+
+from .evaluate import evaluate, pivot
+from .io import read_qrels, read_run
+
+MEASURES = ["P@5", "R@10", "RR", "nDCG@10", "AP", "Judged@10"]
+
+
+def _table(df: pl.DataFrame) -> str:
+    with pl.Config(tbl_hide_dataframe_shape=True, tbl_hide_column_data_types=True,
+                   float_precision=4, tbl_rows=50, tbl_cols=20, tbl_width_chars=120):
+        return str(df)
+
+
+def main(argv: list[str] | None = None) -> int:
+    args = sys.argv[1:] if argv is None else argv
+    data = Path(args[0]) if args else Path(__file__).resolve().parents[1] / "data"
+    seed, example = data / "seed", data / "example"
+    if not seed.exists() or not example.exists():
+        print(f"bundled data not found under {data}; pass the data folder as argument",
+              file=sys.stderr)
+        return 2
+
+    print("The seed's worked examples (data/seed)")
+    rows = []
+    for stem, measures in [("precision_recall", ["P@5", "R@5", "R@3"]), ("mrr", ["RR"]),
+                           ("ndcg", ["nDCG@3"])]:
+        res = evaluate(read_run(seed / f"{stem}.run"), read_qrels(seed / f"{stem}.qrels"), measures)
+        rows.append(res.with_columns(pl.lit(stem).alias("example")))
+    print(_table(pl.concat(rows).select("example", "measure", "value")))
+
+    print("\nExample evaluation set (data/example): mean over queries, relevant = label >= 1")
+    runs = read_run(sorted((example / "runs").glob("*.run")))
+    qrels = read_qrels(example / "qrels.txt")
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore")  # bm25-prf has holes by design; Judged@10 shows them
+        summary = evaluate(runs, qrels, MEASURES)
+    print(_table(pivot(summary)))
+    print("\nNext: searcheval data/example/qrels.txt data/example/runs/*.run -m nDCG@10 -q "
+          "(per query), or open notebooks/01_quickstart.ipynb")
+    return 0
+
+
+if __name__ == "__main__":
+    raise SystemExit(main())
