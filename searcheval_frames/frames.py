@@ -479,7 +479,7 @@ def qrels_frame(
     return df
 
 
-def _relevance(df: pl.DataFrame, arg: str, user_col: str) -> pl.Expr:
+def _relevance(df: pl.DataFrame, arg: str, user_col: str) -> pl.Series:
     src = df.schema["relevance"]
     col = pl.col("relevance")
     if src == pl.Boolean or src.is_integer():

@@ -14,7 +14,7 @@ from __future__ import annotations
 
 import difflib
 import re
-from collections.abc import Callable, Iterable
+from collections.abc import Callable, Iterable, Mapping
 from dataclasses import dataclass, field
 from typing import Any, ClassVar, Literal
 
@@ -160,7 +160,7 @@ class Family:
     trec: ClassVar[str | None] = None
     cutoff: ClassVar[Literal["int", "float", None]] = None
     cutoff_required: ClassVar[bool] = False
-    params: ClassVar[dict[str, Callable[[str], Any]]] = {}
+    params: ClassVar[Mapping[str, Callable[[str], Any]]] = {}
     aggregate: ClassVar[Aggregate] = "mean"
     summary: ClassVar[str] = ""
     formula: ClassVar[str] = ""

@@ -62,11 +62,11 @@ class AP(Family):
 
 
 @register
-class GMAP(AP):
+class GMAP(Family):
     name = "GMAP"
     aliases = ("gm_map", "gmap")
     trec = "gm_map"
-    cutoff = None
+    params = _REL
     aggregate = "gmean"
     summary = "Per query the AP; aggregated by the geometric mean (values floored at 1e-5, as trec_eval)."
     formula = "GMAP = exp(mean(log(max(AP, 1e-5))))"
@@ -74,6 +74,9 @@ class GMAP(AP):
 
     def trec_name(self, m: Measure) -> str | None:
         return None if m.params else "gm_map"
+
+    agg = AP.agg
+    value = AP.value
 
 
 @register
