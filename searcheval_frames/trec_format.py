@@ -1,0 +1,357 @@
+"""trec_eval measure spellings and trec_eval-style output.
+
+trec_eval names measures by *family* and parameters: ``-m P.5,10`` asks for
+``P_5`` and ``P_10``; ``-m P`` for the default cut-offs; ``-m all_trec`` for
+every measure; no ``-m`` for the ``official`` set. Its output is one line per
+value, ``%-22s\\t%s\\t%.4f`` (counts as integers), per-query lines first (queries
+in byte order), then the ``all`` lines, in the order of trec_eval's measure
+table whatever the order of the ``-m`` options.
+
+:func:`expand_measures` turns such specifications (and this package's own names,
+``nDCG@10``) into :class:`~searcheval_frames.measures.Measure` objects in that
+order; :func:`format_trec_eval` prints evaluation results exactly as trec_eval.
+"""
+
+from __future__ import annotations
+
+import re
+from collections.abc import Iterable, Sequence
+from dataclasses import dataclass, field
+from typing import Any
+
+import polars as pl
+
+from .errors import SearchEvalError, UnknownMeasureError
+
+__all__ = [
+    "OFFICIAL",
+    "TREC_FAMILIES",
+    "MeasureRequest",
+    "expand_measures",
+    "format_trec_eval",
+    "format_value",
+]
+
+_CUTS = (5, 10, 15, 20, 30, 100, 200, 500, 1000)
+
+#: trec_eval's measure table, in its print order: family -> default parameters.
+TREC_FAMILIES: dict[str, tuple[float, ...] | None] = {
+    "runid": None,
+    "num_q": None,
+    "num_ret": None,
+    "num_rel": None,
+    "num_rel_ret": None,
+    "map": None,
+    "gm_map": None,
+    "Rprec": None,
+    "bpref": None,
+    "recip_rank": None,
+    "iprec_at_recall": tuple(i / 10 for i in range(11)),
+    "P": _CUTS,
+    "relstring": None,
+    "recall": _CUTS,
+    "infAP": None,
+    "gm_bpref": None,
+    "Rprec_mult": tuple(i / 5 for i in range(1, 11)),
+    "utility": None,
+    "11pt_avg": None,
+    "binG": None,
+    "G": None,
+    "ndcg": None,
+    "ndcg_rel": None,
+    "Rndcg": None,
+    "ndcg_cut": _CUTS,
+    "map_cut": _CUTS,
+    "relative_P": _CUTS,
+    "success": (1, 5, 10),
+    "set_P": None,
+    "set_relative_P": None,
+    "set_recall": None,
+    "set_map": None,
+    "set_F": None,
+    "num_nonrel_judged_ret": None,
+    "rbp": None,
+    "rbp_resid": None,
+    "unj": (5, 10, 20),
+}
+_ORDER = {f: i for i, f in enumerate(TREC_FAMILIES)}
+#: trec_eval's default set (no -m).
+OFFICIAL = ("runid", "num_q", "num_ret", "num_rel", "num_rel_ret", "map", "gm_map", "Rprec",
+            "bpref", "recip_rank", "iprec_at_recall", "P")
+#: all_trec minus relstring (a string, not a number: not printed in the summary either).
+ALL_TREC = tuple(f for f in TREC_FAMILIES if f != "relstring")
+#: trec_eval 9's all_trec (rbp, rbp_resid and unj came with version 10).
+ALL_TREC_9 = tuple(f for f in ALL_TREC if f not in ("rbp", "rbp_resid", "unj"))
+_SETS = {"official": OFFICIAL, "all_trec": ALL_TREC}
+#: printed only in the summary (``all``) block
+SUMMARY_ONLY = frozenset({"runid", "num_q", "gm_map", "gm_bpref"})
+INTEGER_MEASURES = frozenset({"num_q", "num_ret", "num_rel", "num_rel_ret",
+                              "num_nonrel_judged_ret"})
+_FLOAT_PARAM = frozenset({"iprec_at_recall", "Rprec_mult"})
+
+
+@dataclass
+class MeasureRequest:
+    """One output column: the measure, the label trec_eval prints and the sort key."""
+
+    measure: Any  # Measure, or None for runid
+    label: str
+    order: tuple[int, float, int]
+    family: str | None = None
+    integer: bool = False
+    seq: int = 0  # position in the user's -m order
+
+    @property
+    def name(self) -> str:
+        return "runid" if self.measure is None else self.measure.name
+
+    @property
+    def summary_only(self) -> bool:
+        return self.family in SUMMARY_ONLY
+
+
+@dataclass
+class Expansion:
+    """Result of :func:`expand_measures`: the requests and what was skipped."""
+
+    requests: list[MeasureRequest] = field(default_factory=list)
+    skipped: list[str] = field(default_factory=list)
+
+
+def _parse(name: str) -> Any:
+    from .measures import parse_measure
+
+    return parse_measure(name)
+
+
+def _param_text(family: str, value: float) -> str:
+    if family in _FLOAT_PARAM:
+        return f"{value:.2f}"
+    return str(int(value))
+
+
+def _split_top(text: str) -> list[str]:
+    """Split on commas outside parentheses."""
+    out, depth, cur = [], 0, ""
+    for ch in text:
+        if ch == "(":
+            depth += 1
+        elif ch == ")":
+            depth -= 1
+        if ch == "," and depth == 0:
+            out.append(cur)
+            cur = ""
+        else:
+            cur += ch
+    out.append(cur)
+    return [s.strip() for s in out if s.strip()]
+
+
+def _family_of(trec_name: str | None) -> str | None:
+    if not trec_name:
+        return None
+    best = None
+    for fam in TREC_FAMILIES:
+        if (trec_name == fam or trec_name.startswith(fam + "_")) and (
+            best is None or len(fam) > len(best)
+        ):
+            best = fam
+    return best
+
+
+def _param_key(trec_name: str, family: str) -> float:
+    rest = trec_name[len(family) + 1:]
+    try:
+        return float(rest)
+    except ValueError:
+        return 0.0
+
+
+def expand_measures(specs: Sequence[str] | None, compat: str = "trec_eval-10") -> Expansion:
+    """Turn trec_eval ``-m`` specifications and our names into measure requests.
+
+    Parameters
+    ----------
+    specs
+        Strings such as ``"P.5,10"``, ``"ndcg_cut.10"``, ``"map"``, ``"all_trec"``,
+        ``"official"``, ``"P_5"`` or ``"nDCG@10"``; several may be joined by commas
+        (``"nDCG@10,RR"``). ``None`` or empty means trec_eval's default set.
+
+    Returns
+    -------
+    Expansion
+        ``requests`` in trec_eval's print order (families in table order,
+        parameters ascending, then measures trec_eval does not know), and
+        ``skipped``: trec_eval measures of a named set that this package does
+        not implement.
+
+    Raises
+    ------
+    UnknownMeasureError
+        A measure that neither trec_eval nor this package knows, or a trec_eval
+        measure asked for by name that is not implemented.
+
+    Examples
+    --------
+    >>> [r.label for r in expand_measures(["P.10,5", "map"]).requests]
+    ['map', 'P_5', 'P_10']
+    """
+    specs = list(specs or ["official"])
+    exp = Expansion()
+    seen: set[str] = set()
+    extra = 0
+
+    def add(m: Any, family: str | None, label: str, order: tuple[int, float, int]) -> None:
+        key = "runid" if m is None else m.name
+        if key in seen:
+            return
+        seen.add(key)
+        exp.requests.append(MeasureRequest(m, label, order, family,
+                                           integer=family in INTEGER_MEASURES,
+                                           seq=len(exp.requests)))
+
+    def add_family(fam: str, params: Iterable[str] | None, from_set: bool) -> None:
+        if fam == "runid":
+            add(None, "runid", "runid", (_ORDER["runid"], 0.0, 0))
+            return
+        if fam == "relstring":
+            if from_set:
+                return
+            raise UnknownMeasureError(
+                "trec_eval measure 'relstring' prints a string, not a number; it is not "
+                "available here (use the per-query frame of sef.evaluate instead)"
+            )
+        defaults = TREC_FAMILIES[fam]
+        names: list[tuple[str, float]] = []
+        if params is None:
+            if defaults is None:
+                names = [(fam, 0.0)]
+            else:
+                names = [(f"{fam}_{_param_text(fam, v)}", float(v)) for v in defaults]
+        else:
+            plist = list(params)
+            try:
+                nums = sorted({float(p) for p in plist})
+                names = [(f"{fam}_{_param_text(fam, v)}", v) for v in nums]
+                if fam not in _FLOAT_PARAM:
+                    names = list(dict.fromkeys(names))
+            except ValueError:
+                names = [(f"{fam}_{','.join(plist)}", 0.0)]
+        for trec, key in names:
+            try:
+                m = _parse(trec)
+            except UnknownMeasureError:
+                if from_set:
+                    if fam not in exp.skipped:
+                        exp.skipped.append(fam)
+                    continue
+                raise UnknownMeasureError(
+                    f"trec_eval measure {trec!r} is not implemented by searcheval_frames; "
+                    "run `searcheval --list-measures` for the available ones"
+                ) from None
+            add(m, fam, m.trec_name or trec, (_ORDER[fam], key, 0))
+
+    for spec in specs:
+        spec = spec.strip()
+        if spec in _SETS:
+            fams = ALL_TREC_9 if spec == "all_trec" and compat == "trec_eval-9" else _SETS[spec]
+            for fam in fams:
+                add_family(fam, None, True)
+            continue
+        if spec in ("all_prefs", "qrels_jg") or spec.startswith(("all_", "qrels_")):
+            raise UnknownMeasureError(
+                f"measure set {spec!r} is not supported; use 'official', 'all_trec' or "
+                "measure names"
+            )
+        fam_m = re.match(r"^([A-Za-z0-9_]+)\.(.*)$", spec)
+        if fam_m and fam_m.group(1) in TREC_FAMILIES:
+            fam, rest = fam_m.group(1), fam_m.group(2)
+            add_family(fam, [p for p in rest.split(",") if p != ""] or None, False)
+            continue
+        if spec in TREC_FAMILIES:
+            add_family(spec, None, False)
+            continue
+        for part in _split_top(spec):
+            if part in TREC_FAMILIES:
+                add_family(part, None, False)
+                continue
+            m = _parse(part)
+            fam = _family_of(m.trec_name)
+            if fam is not None:
+                add(m, fam, m.trec_name, (_ORDER[fam], _param_key(m.trec_name, fam), 0))
+            else:
+                extra += 1
+                add(m, None, m.name, (len(_ORDER), 0.0, extra))
+    exp.requests.sort(key=lambda r: r.order)
+    if not exp.requests:
+        raise SearchEvalError("no measure to compute; pass -m with a measure name")
+    return exp
+
+
+def format_value(value: float, integer: bool) -> str:
+    """Format a value as trec_eval does (``%ld`` for counts, ``%.4f`` otherwise)."""
+    if integer:
+        return str(round(value))
+    return f"{value:.4f}"
+
+
+def _line(label: str, qid: str, value: str) -> str:
+    return f"{label:<22}\t{qid}\t{value}\n"
+
+
+def format_trec_eval(
+    aggregate: pl.DataFrame,
+    requests: Sequence[MeasureRequest],
+    per_query: pl.DataFrame | None = None,
+) -> str:
+    """Print results exactly as trec_eval does, one block per run.
+
+    Parameters
+    ----------
+    aggregate
+        ``run, measure, value`` (polars), as returned by ``evaluate``.
+    requests
+        From :func:`expand_measures` (gives order, labels and integer formats).
+    per_query
+        ``run, query_id, measure, value`` for ``-q`` output, or None.
+
+    Returns
+    -------
+    str
+        The text, ``measure<TAB>query<TAB>value`` lines.
+
+    Examples
+    --------
+    >>> import polars as pl
+    >>> reqs = expand_measures(["P.5"]).requests
+    >>> agg = pl.DataFrame({"run": ["r"], "measure": ["P@5"], "value": [0.4]})
+    >>> format_trec_eval(agg, reqs)
+    'P_5                   \\tall\\t0.4000\\n'
+    """
+    out: list[str] = []
+    runs = aggregate.get_column("run").unique(maintain_order=True).to_list()
+    if not runs and per_query is not None:
+        runs = per_query.get_column("run").unique(maintain_order=True).to_list()
+    for run in runs:
+        if per_query is not None:
+            pq = per_query.filter(pl.col("run") == run)
+            table = {(q, m): v for q, m, v in pq.select("query_id", "measure", "value")
+                     .iter_rows()}
+            qids = sorted(pq.get_column("query_id").unique().to_list(),
+                          key=lambda s: s.encode())
+            for q in qids:
+                for r in requests:
+                    if r.summary_only:
+                        continue
+                    v = table.get((q, r.name))
+                    if v is not None:
+                        out.append(_line(r.label, q, format_value(v, r.integer)))
+        agg = dict(aggregate.filter(pl.col("run") == run).select("measure", "value").iter_rows())
+        for r in requests:
+            if r.measure is None:
+                out.append(_line("runid", "all", str(run)))
+                continue
+            v = agg.get(r.name)
+            if v is not None:
+                out.append(_line(r.label, "all", format_value(v, r.integer)))
+    return "".join(out)
