@@ -25,6 +25,7 @@ Semantics (trec_eval 10 unless ``compat="trec_eval-9"``), all in one place:
 
 from __future__ import annotations
 
+import os
 import warnings
 from collections.abc import Iterable, Mapping
 from typing import Any, Literal
@@ -65,11 +66,12 @@ def evaluate(
     ----------
     run
         Ranked results: a long frame with query id, doc id and score columns
+        (or the path of a run file, or a list of paths, read with :func:`read_run`)
         (``run`` names the system when one frame holds several), a dict
         ``{run_name: frame}``, or a pytrec_eval-style ``{qid: {docid: score}}``.
         pandas, polars (eager or lazy) and pyarrow are accepted.
     qrels
-        Relevance labels: query id, doc id and an integer label.
+        Relevance labels: query id, doc id and an integer label (or a qrels file path).
     measures
         Names such as ``"P@5"``, ``"nDCG@10"``, ``"AP"``, ``"RR@10"``, trec_eval
         names (``"ndcg_cut_10"``) or :class:`~searcheval_frames.measures.Measure`.
@@ -117,8 +119,8 @@ def evaluate(
     ms = parse_measures(measures)
     given = _given_names(measures, ms) if names == "as_given" else None
     _check_options(relevance_level, missing, depth, compat, names)
-    run_df = run_frame(run, columns=columns)
-    qrels_df = qrels_frame(qrels, columns=columns)
+    run_df = _from_path_or_frame(run, "run", columns)
+    qrels_df = _from_path_or_frame(qrels, "qrels", columns)
     result = evaluate_frames(
         run_df,
         qrels_df,
@@ -134,6 +136,31 @@ def evaluate(
     if given:
         result = result.with_columns(pl.col("measure").replace(given))
     return to_native(result, kind)
+
+
+def _is_path(obj: Any) -> bool:
+    if isinstance(obj, str | os.PathLike):
+        return True
+    return isinstance(obj, list | tuple) and bool(obj) and all(
+        isinstance(o, str | os.PathLike) for o in obj
+    )
+
+
+def _from_path_or_frame(obj: Any, what: str, columns: Mapping[str, str] | None) -> pl.DataFrame:
+    """Canonical frame from a user object, or from file path(s) read with :mod:`.io`.
+
+    Files are validated line by line while they are read, so the frame-level checks
+    are not repeated for them.
+    """
+    if _is_path(obj):
+        from . import io
+
+        if what == "run":
+            return run_frame(io.read_run(obj, columns=columns), validate=False)
+        return qrels_frame(io.read_qrels(obj, columns=columns), validate=False)
+    if what == "run":
+        return run_frame(obj, columns=columns)
+    return qrels_frame(obj, columns=columns)
 
 
 def _given_names(measures: Any, ms: list[Measure]) -> dict[str, str]:
@@ -172,16 +199,18 @@ def _examples(ids: pl.Series, n: int = 3) -> str:
 
 
 def _query_table(
-    run: pl.DataFrame, qrels: pl.DataFrame, missing: str
+    run_q: pl.DataFrame, runs: pl.DataFrame, qrels: pl.DataFrame, missing: str
 ) -> pl.DataFrame:
-    """(run, query_id) pairs to evaluate, with warnings for what is dropped or zeroed."""
+    """(run, query_id) pairs to evaluate, with warnings for what is dropped or zeroed.
+
+    ``run_q`` holds the distinct (run, query_id) pairs of the run, ``runs`` the run names.
+    """
     judged_q = qrels.select("query_id").unique()
-    run_q = run.select(KEYS).unique()
     overlap = run_q.join(judged_q, on="query_id", how="semi")
     if overlap.height == 0:
         raise IdMismatchError(
             "the run and the qrels have no query id in common. Run query ids look like "
-            f"{_examples(run['query_id'])}; qrels query ids look like "
+            f"{_examples(run_q['query_id'])}; qrels query ids look like "
             f"{_examples(qrels['query_id'])}. Check that both use the same id scheme "
             "(e.g. '301' vs 'q301', or a query text column read as the id), or pass "
             "columns={'query_id': ...}."
@@ -195,7 +224,6 @@ def _query_table(
             SearchEvalWarning,
             stacklevel=4,
         )
-    runs = run.select("run").unique(maintain_order=True)
     if missing == "skip":
         return overlap
     table = runs.join(judged_q, how="cross")
@@ -261,10 +289,11 @@ def evaluate_frames(
     aggs = [e for m in measures for e in m.definition.agg(m, ctx, cols[m])]
     values = [m.definition.value(m, ctx, cols[m]).cast(pl.Float64).alias(m.name) for m in measures]
 
-    table = _query_table(run, qrels, missing)
     ranked = rank_judged(
         run, qrels, depth=depth, judged_only=judged_only, compat=compat, strategy=strategy
     )
+    run_order = pl.DataFrame({"run": run.get_column("run").unique(maintain_order=True)})
+    table = _query_table(ranked.num_ret.select(KEYS), run_order, qrels, missing)
     stats = _qrels_stats(qrels, ctx)
     per_q = table.join(ranked.num_ret, on=KEYS, how="left").with_columns(
         pl.col("num_ret").fill_null(0)
@@ -281,10 +310,9 @@ def evaluate_frames(
         )
     wide = per_q.select(*KEYS, *values)
 
-    run_order = run.select("run").unique(maintain_order=True).with_row_index("_r")
     long = (
         wide.unpivot(index=KEYS, variable_name="measure", value_name="value")
-        .join(run_order, on="run")
+        .join(run_order.with_row_index("_r"), on="run")
         .join(
             pl.DataFrame({"measure": [m.name for m in measures]}).with_row_index("_m"),
             on="measure",

@@ -212,8 +212,8 @@ def _resolve_columns(
 
 def _ids_to_str(df: pl.DataFrame, col: str, arg: str, user_col: str) -> pl.DataFrame:
     dtype = df.schema[col]
-    nulls = df.filter(pl.col(col).is_null())
-    if nulls.height:
+    if df.get_column(col).null_count():
+        nulls = df.filter(pl.col(col).is_null())
         raise SearchEvalError(
             f"{arg}: column {user_col!r} has {nulls.height} missing id(s):\n"
             f"{format_rows(nulls)}\nDrop or fill those rows first."
@@ -381,11 +381,27 @@ def _numeric(df: pl.DataFrame, col: str, arg: str, user_col: str, dtype: Any) ->
     raise InvalidScoreError(f"{arg}: column {user_col!r} has type {src}; it must be numeric.")
 
 
+def _duplicates(df: pl.DataFrame, key: list[str]) -> pl.DataFrame:
+    """Rows whose key occurs more than once.
+
+    A 64-bit hash of the key finds candidate rows in one cheap pass; only rows
+    whose hash repeats are compared exactly, so a hash collision never raises.
+    """
+    h = df.select(
+        pl.reduce(lambda a, b: a ^ b, [pl.col(c).hash(seed=i + 1) for i, c in enumerate(key)])
+    ).to_series()
+    if h.n_unique() == h.len():
+        return df.clear()
+    cand = df.filter(h.is_duplicated())
+    return cand.filter(pl.struct(key).is_duplicated())
+
+
 def _validate_run(df: pl.DataFrame, arg: str, found: Mapping[str, str] | None = None) -> None:
     found = found or {}
     score_name = found.get("score", "score")
-    bad = df.filter(pl.col("score").is_null() | ~pl.col("score").is_finite())
-    if bad.height:
+    bad_score = pl.col("score").is_null() | ~pl.col("score").is_finite()
+    if df.select(bad_score.any()).item():
+        bad = df.filter(bad_score)
         raise InvalidScoreError(
             f"{arg}: column {score_name!r} has {bad.height} missing, NaN or infinite "
             f"value(s):\n{format_rows(bad)}\nEvery retrieved document needs a finite score; "
@@ -399,7 +415,7 @@ def _validate_run(df: pl.DataFrame, arg: str, found: Mapping[str, str] | None = 
                 f"{format_rows(bad)}\nFill or drop the column."
             )
     key = ["run", "query_id", "doc_id"]
-    dup = df.filter(pl.struct(key).is_duplicated())
+    dup = _duplicates(df, key)
     if dup.height:
         raise DuplicateRowsError(
             f"{arg}: {dup.select(key).unique().height} document(s) appear more than once in the "
@@ -467,7 +483,7 @@ def qrels_frame(
     df = df.with_columns(_relevance(df, arg, found["relevance"]))
     if validate:
         key = ["query_id", "doc_id"]
-        dup = df.filter(pl.struct(key).is_duplicated())
+        dup = _duplicates(df, key)
         if dup.height:
             raise DuplicateRowsError(
                 f"{arg}: {dup.select(key).unique().height} (query, document) pair(s) are "

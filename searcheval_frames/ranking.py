@@ -93,9 +93,15 @@ def rank_judged(
     >>> rank_judged(run, qrels).judged["rank"].to_list()   # b, then c before a (tie)
     [3]
     """
-    run = _scores(run.select("run", "query_id", "doc_id", "score"), compat)
-    counts = run.group_by(KEYS).agg(pl.len().alias("n"))
-    hits = run.join(qrels, on=["query_id", "doc_id"], how="inner")
+    run_lf = _scores(run.lazy().select("run", "query_id", "doc_id", "score"), compat)
+    qrels_lf = qrels.lazy()
+    counts_lf = run_lf.group_by(KEYS).agg(pl.len().cast(pl.Int64).alias("n"))
+    # cheap single-column pre-filter before the two-key join (most documents are unjudged)
+    judged_docs = qrels.get_column("doc_id").unique().implode()
+    hits_lf = run_lf.filter(pl.col("doc_id").is_in(judged_docs)).join(
+        qrels_lf, on=["query_id", "doc_id"], how="inner"
+    )
+    counts, hits = pl.collect_all([counts_lf, hits_lf])
 
     if strategy == "auto":
         per_q = hits.group_by(KEYS).agg(pl.len().alias("j")).join(counts, on=KEYS)
@@ -103,49 +109,46 @@ def rank_judged(
         strategy = "count" if work <= 4 * max(run.height, 1) else "sort"
 
     if strategy == "sort":
-        ranked = run.sort(
-            ["run", "query_id", "score", "doc_id"], descending=[False, False, True, True]
-        ).with_columns(pl.int_range(1, pl.len() + 1, dtype=pl.Int64).over(KEYS).alias("rank"))
-        judged = ranked.join(qrels, on=["query_id", "doc_id"], how="inner").select(
-            *KEYS, "doc_id", "relevance", "rank"
+        judged = (
+            run_lf.sort(["run", "query_id", "score", "doc_id"], descending=[False, False, True, True])
+            .with_columns(pl.int_range(1, pl.len() + 1, dtype=pl.Int64).over(KEYS).alias("rank"))
+            .join(qrels_lf, on=["query_id", "doc_id"], how="inner")
+            .select(*KEYS, "doc_id", "relevance", "rank")
         )
     elif strategy == "count":
-        mine = hits.select(
+        mine = hits.lazy().select(
             *KEYS, pl.col("doc_id").alias("_d"), pl.col("score").alias("_s"), "relevance"
         )
+        # one run: join on the query alone (cheaper than the two-string key)
+        keys = ["query_id"] if counts.get_column("run").n_unique() == 1 else KEYS
         before = (
             mine.select(*KEYS, "_d", "_s")
-            .join(run, on=KEYS, how="inner")
-            .filter(
-                (pl.col("score") > pl.col("_s"))
-                | ((pl.col("score") == pl.col("_s")) & (pl.col("doc_id") > pl.col("_d")))
-            )
+            .join(run_lf.select(*keys, "doc_id", "score"), on=keys, how="inner")
+            .filter(pl.col("score") >= pl.col("_s"))
+            .filter((pl.col("score") > pl.col("_s")) | (pl.col("doc_id") > pl.col("_d")))
             .group_by([*KEYS, "_d"])
             .agg(pl.len().alias("_above"))
         )
-        judged = (
-            mine.join(before, on=[*KEYS, "_d"], how="left")
-            .select(
-                *KEYS,
-                pl.col("_d").alias("doc_id"),
-                "relevance",
-                (pl.col("_above").fill_null(0).cast(pl.Int64) + 1).alias("rank"),
-            )
+        judged = mine.join(before, on=[*KEYS, "_d"], how="left").select(
+            *KEYS,
+            pl.col("_d").alias("doc_id"),
+            "relevance",
+            (pl.col("_above").fill_null(0).cast(pl.Int64) + 1).alias("rank"),
         )
     else:
         raise ValueError(f"strategy must be 'auto', 'sort' or 'count', not {strategy!r}")
 
-    num_ret = counts.select(*KEYS, pl.col("n").cast(pl.Int64).alias("num_ret"))
+    num_ret = counts.select(*KEYS, pl.col("n").alias("num_ret"))
     if depth is not None:
         judged = judged.filter(pl.col("rank") <= depth)
         num_ret = num_ret.with_columns(pl.min_horizontal("num_ret", pl.lit(depth)).alias("num_ret"))
-    judged = judged.sort([*KEYS, "rank"])
+    judged_df = judged.sort([*KEYS, "rank"]).collect()
     if judged_only:
-        judged = judged.filter(pl.col("relevance") >= 0).with_columns(
+        judged_df = judged_df.filter(pl.col("relevance") >= 0).with_columns(
             pl.int_range(1, pl.len() + 1, dtype=pl.Int64).over(KEYS).alias("rank")
         )
-        kept = judged.group_by(KEYS).agg(pl.len().cast(pl.Int64).alias("_k"))
+        kept = judged_df.group_by(KEYS).agg(pl.len().cast(pl.Int64).alias("_k"))
         num_ret = num_ret.join(kept, on=KEYS, how="left").select(
             *KEYS, pl.col("_k").fill_null(0).alias("num_ret")
         )
-    return RankedJudged(judged, num_ret)
+    return RankedJudged(judged_df, num_ret)

@@ -251,6 +251,15 @@ def test_depth_and_judged_only():
         "RR": 0.5, "NumRet": 2.0}
 
 
+def test_judged_only_with_nothing_judged_scores_zero():
+    # trec_eval -J hangs or prints nan here; we define every measure as 0 (NumRel still counts)
+    run = {"q": {"u1": 2.0, "n": 1.0}}
+    qrels = {"q": {"n": -1, "r": 1}}
+    v = values(sef.evaluate(run, qrels, ["P@5", "AP", "IPrec@0.0", "nDCG", "NumRet", "NumRel"],
+                            judged_only=True))
+    assert v == {"P@5": 0.0, "AP": 0.0, "IPrec@0.0": 0.0, "nDCG": 0.0, "NumRet": 0.0, "NumRel": 1.0}
+
+
 # ----------------------------------------------------------------------------- missing queries
 def test_missing_queries_zero_and_warn():
     run = {"q1": {"a": 1.0}, "extra": {"a": 1.0}}
