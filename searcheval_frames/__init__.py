@@ -12,6 +12,7 @@ from __future__ import annotations
 import importlib
 from typing import Any
 
+from .compare import Comparison, compare
 from .errors import (
     DuplicateRowsError,
     EmptyInputError,
@@ -40,9 +41,6 @@ _LAZY: dict[str, str] = {
     "write_qrels": "io",
     "read_queries": "io",
     "write_queries": "io",
-    # comparisons
-    "compare": "compare",
-    "Comparison": "compare",
     # curves and plots
     "precision_recall_at_k": "curves",
     "pr_curve_data": "curves",
@@ -75,7 +73,9 @@ __all__ = [
     "MissingColumnError",
     "SearchEvalError",
     "UnknownMeasureError",
+    "Comparison",
     "__version__",
+    "compare",
     "evaluate",
     "list_measures",
     "Measure",

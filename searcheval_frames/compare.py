@@ -24,6 +24,7 @@ which is which: ``+0.130 (+20.0%)`` for 0.650 -> 0.780.
 
 from __future__ import annotations
 
+import contextlib
 import warnings
 from collections.abc import Mapping, Sequence
 from typing import TYPE_CHECKING, Any, Literal
@@ -200,10 +201,8 @@ def _select_measures(pq: pl.DataFrame, measures: Any) -> tuple[pl.DataFrame, lis
         from .measures import parse_measure
 
         for name in present:
-            try:
+            with contextlib.suppress(Exception):
                 canon_present.setdefault(parse_measure(name).name, name)
-            except Exception:
-                pass
     except ImportError:  # pragma: no cover - core not installed
         parse_measure = None  # type: ignore[assignment]
     chosen: list[str] = []
@@ -377,8 +376,8 @@ class Comparison:
         return self._frame.to_pandas()
 
     # -- description
-    def describe_method(self) -> str:
-        """One sentence naming the test, correction, alpha and interval (for captions)."""
+    def describe_method(self, *, interval: bool = True) -> str:
+        """One sentence naming the test, correction, alpha and (optionally) interval."""
         test = _st.TEST_LABELS[self.test]
         if self.test == "permutation":
             test += f" ({self.n_resamples:,} resamples)"
@@ -394,10 +393,10 @@ class Comparison:
             if self.ci_method == "t"
             else f"{_st.CI_METHODS[self.ci_method]} bootstrap, {self.n_resamples:,} resamples"
         )
-        return (
-            f"{test}, {corr}, alpha = {self.alpha:g}; {self.ci:.0%} CI of the mean "
-            f"difference: {ci}; missing queries: {self.missing}"
-        )
+        text = f"{test}, {corr}, alpha = {self.alpha:g}"
+        if interval:
+            text += f"; {self.ci:.0%} CI of the mean difference: {ci}"
+        return text + f"; missing queries: {self.missing}"
 
     # -- rendering
     def table(
@@ -433,19 +432,30 @@ class Comparison:
     def _repr_html_(self) -> str:
         return self.table()._repr_html_()
 
-    def to_html(self, **table_kwargs: Any) -> str:
-        """HTML table; keyword arguments go to :meth:`table`."""
-        return self.table(**table_kwargs).to_html()
+    def to_html(self, *, legend: bool = True, **table_kwargs: Any) -> str:
+        """HTML table; other keyword arguments go to :meth:`table`."""
+        return self.table(**table_kwargs).to_html(legend=legend)
 
-    def to_markdown(self, **table_kwargs: Any) -> str:
-        """Markdown table; keyword arguments go to :meth:`table`."""
-        return self.table(**table_kwargs).to_markdown()
+    def to_markdown(self, *, legend: bool = True, **table_kwargs: Any) -> str:
+        """Markdown table; other keyword arguments go to :meth:`table`."""
+        return self.table(**table_kwargs).to_markdown(legend=legend)
 
     def to_latex(
-        self, *, caption: str | None = None, label: str | None = None, **table_kwargs: Any
+        self,
+        *,
+        caption: str | None = None,
+        label: str | None = None,
+        legend: bool = True,
+        environment: bool = True,
+        placement: str = "t",
+        **table_kwargs: Any,
     ) -> str:
-        """LaTeX (booktabs) table; keyword arguments go to :meth:`table`."""
-        return self.table(**table_kwargs).to_latex(caption=caption, label=label)
+        """LaTeX (booktabs) table; see :meth:`Report.to_latex`, other keyword
+        arguments go to :meth:`table`."""
+        return self.table(**table_kwargs).to_latex(
+            caption=caption, label=label, legend=legend, environment=environment,
+            placement=placement,
+        )
 
     def __repr__(self) -> str:
         return (

@@ -197,6 +197,11 @@ def _mean_stat(d: np.ndarray, axis: int = -1) -> np.ndarray:
     return np.mean(d, axis=axis)
 
 
+def _constant(d: np.ndarray) -> bool:
+    # equal up to floating-point noise ((x + 0.5) - x is not exactly 0.5 everywhere)
+    return bool(np.ptp(d) <= 1e-12 * max(1.0, float(np.max(np.abs(d)))))
+
+
 def wins_ties_losses(x: Any, y: Any, tol: float = 1e-9) -> tuple[int, int, int]:
     """Count queries where ``x`` beats ``y`` by more than ``tol``, ties, and losses.
 
@@ -227,9 +232,9 @@ def effect_size(x: Any, y: Any) -> float:
         return 0.0
     if d.size < 2:
         return float("nan")
-    sd = float(np.std(d, ddof=1))
-    if sd == 0.0:
+    if _constant(d):
         return float("nan")
+    sd = float(np.std(d, ddof=1))
     return float(np.mean(d) / sd)
 
 
@@ -345,8 +350,8 @@ def bootstrap_ci(
     d = x - y
     if d.size == 0:
         return float("nan"), float("nan")
-    if np.all(d == d[0]):
-        return float(d[0]), float(d[0])
+    if _constant(d):
+        return float(np.mean(d)), float(np.mean(d))
     if method == "t":
         mean = float(np.mean(d))
         half = float(stats.t.ppf(0.5 + confidence / 2, d.size - 1)) * float(

@@ -1,0 +1,608 @@
+"""Render a :class:`~searcheval_frames.compare.Comparison` as HTML, Markdown or LaTeX.
+
+A :class:`Report` is a view of a comparison with a layout, rounding and a choice of
+columns. It renders
+
+* in notebooks (``_repr_html_``): best mean per measure bold, superscript letters
+  for significant wins, deltas coloured green/red (faded when not significant);
+* as Markdown (``to_markdown``) for READMEs and issues;
+* as LaTeX (``to_latex``) with booktabs rules and superscript letters, ready for a
+  paper (needs ``\\usepackage{booktabs}``);
+* as a frame of formatted strings (``to_frame``), and gives back the tidy numbers
+  (``frame``).
+
+Deltas always read ``+0.130 (+20.0%)``: absolute difference first, relative change
+(percent of the baseline mean) in parentheses, and the header says so
+(``Δ abs (rel)``).
+
+Layouts
+-------
+``"wide"``: one row per run, one column group per measure. ``columns`` picks the
+statistics per measure among ``mean`` (with bold/superscripts), ``delta``,
+``ci``, ``p_value``, ``p_adjusted``, ``wtl``, ``effect_size``, ``n_queries``
+(default ``("mean", "delta")``). Deltas and tests are against the first baseline.
+
+``"before_after"`` (alias ``"long"``): one row per measure (and per compared pair
+when there are several), like the seed's "Before the changes / After adding
+reranking" table. ``columns`` among ``before``, ``after``, ``change``
+(``0.650 → 0.780``), ``delta``, ``ci``, ``p_value``, ``p_adjusted``, ``wtl``,
+``effect_size``, ``n_queries`` (default ``("before", "after", "delta",
+"p_adjusted", "wtl")``).
+"""
+
+from __future__ import annotations
+
+import html
+import math
+import re
+import string
+from collections.abc import Sequence
+from dataclasses import dataclass
+from typing import TYPE_CHECKING, Any
+
+import polars as pl
+
+from .errors import SearchEvalError
+from .frames import to_native
+
+if TYPE_CHECKING:  # pragma: no cover
+    from .compare import Comparison
+
+__all__ = ["LAYOUTS", "Report"]
+
+LAYOUTS = ("wide", "before_after", "long")
+WIDE_COLUMNS = ("mean", "delta", "ci", "p_value", "p_adjusted", "wtl", "effect_size", "n_queries")
+LONG_COLUMNS = (
+    "before", "after", "change", "delta", "ci", "p_value", "p_adjusted", "wtl", "effect_size",
+    "n_queries",
+)
+_COLUMN_ALIASES = {
+    "baseline_mean": "before",
+    "p": "p_adjusted",
+    "wins": "wtl",
+    "d": "effect_size",
+    "n": "n_queries",
+    "delta_pct": "delta",
+}
+DEFAULT_WIDE = ("mean", "delta")
+DEFAULT_LONG = ("before", "after", "delta", "p_adjusted", "wtl")
+
+_POS = "#1a7f37"
+_NEG = "#cf222e"
+_SUP = dict(zip(string.ascii_lowercase, "ᵃᵇᶜᵈᵉᶠᵍʰⁱʲᵏˡᵐⁿᵒᵖ\x00ʳˢᵗᵘᵛʷˣʸᶻ", strict=True))
+
+
+@dataclass
+class _Cell:
+    text: str = ""
+    bold: bool = False
+    sup: str = ""
+    sign: int = 0  # colour of a delta: +1 green, -1 red, 0 none
+    significant: bool = False
+    left: bool = False
+
+
+def _letters(n: int) -> list[str]:
+    out = []
+    for i in range(n):
+        s = ""
+        i += 1
+        while i:
+            i, r = divmod(i - 1, 26)
+            s = string.ascii_lowercase[r] + s
+        out.append(s)
+    return out
+
+
+def _nan(v: Any) -> bool:
+    return v is None or (isinstance(v, float) and math.isnan(v))
+
+
+class Report:
+    """A rendered view of a comparison (see the module docstring for layouts).
+
+    Parameters
+    ----------
+    comparison
+        The :class:`~searcheval_frames.compare.Comparison` to show.
+    layout
+        ``"wide"`` (runs x measures) or ``"before_after"`` (alias ``"long"``).
+    digits, pct_digits
+        Decimals of means, deltas, intervals and p-values; of relative deltas.
+    columns
+        Statistics to show (see the module docstring); default per layout.
+    measures, runs
+        Subset and order of the measures / runs shown (default: all).
+
+    Examples
+    --------
+    >>> import polars as pl, searcheval_frames as sef
+    >>> pq = pl.DataFrame({"run": ["a"] * 3 + ["b"] * 3, "query_id": ["1", "2", "3"] * 2,
+    ...                    "measure": "RR", "value": [0.5, 1.0, 0.25, 1.0, 1.0, 0.5]})
+    >>> rep = sef.compare(pq, baseline="a").table(digits=2)
+    >>> print(rep.to_markdown(legend=False))
+    | # | Run | RR | RR Δ abs (rel) |
+    |:--|:--|--:|--:|
+    | a | a | 0.58 | — |
+    | b | b | **0.83** | +0.25 (+42.9%) |
+    """
+
+    def __init__(
+        self,
+        comparison: Comparison,
+        *,
+        layout: str = "wide",
+        digits: int = 3,
+        pct_digits: int = 1,
+        columns: Sequence[str] | None = None,
+        measures: Sequence[str] | None = None,
+        runs: Sequence[str] | None = None,
+    ) -> None:
+        if layout not in LAYOUTS:
+            raise SearchEvalError(f"layout={layout!r}: use one of {list(LAYOUTS)}")
+        if int(digits) < 0 or int(pct_digits) < 0:
+            raise SearchEvalError("digits and pct_digits must be non-negative integers")
+        self.comparison = comparison
+        self.layout = "before_after" if layout == "long" else layout
+        self.digits = int(digits)
+        self.pct_digits = int(pct_digits)
+        allowed = WIDE_COLUMNS if self.layout == "wide" else LONG_COLUMNS
+        if columns is None:
+            cols = list(DEFAULT_WIDE if self.layout == "wide" else DEFAULT_LONG)
+        else:
+            if isinstance(columns, str):
+                columns = [columns]
+            cols = []
+            for c in columns:
+                key = _COLUMN_ALIASES.get(c, c)
+                if self.layout == "before_after" and key == "mean":
+                    key = "after"
+                if key not in allowed:
+                    raise SearchEvalError(
+                        f"columns=: {c!r} is not a column of the {self.layout!r} layout; use "
+                        f"any of {list(allowed)}"
+                    )
+                cols.append(key)
+            cols = list(dict.fromkeys(cols))
+            if not cols:
+                raise SearchEvalError("columns= is empty; name at least one column")
+        self.columns = cols
+        self.measures = self._subset(measures, comparison.measures, "measures")
+        self.runs = self._subset(runs, comparison.runs, "runs")
+
+    @staticmethod
+    def _subset(chosen: Sequence[str] | None, available: list[str], arg: str) -> list[str]:
+        if chosen is None:
+            return list(available)
+        chosen = [chosen] if isinstance(chosen, str) else list(chosen)
+        bad = [c for c in chosen if c not in available]
+        if bad:
+            raise SearchEvalError(f"{arg}=: {bad[0]!r} is not in the comparison; it has {available}")
+        return chosen
+
+    # ------------------------------------------------------------------ frames
+    @property
+    def frame(self) -> Any:
+        """The tidy numbers behind the table (the comparison's frame, caller's kind)."""
+        return self.comparison.frame
+
+    def to_frame(self) -> Any:
+        """The table as a frame of formatted strings (caller's kind), no markup."""
+        groups, headers, rows, _ = self._model()
+        names = self._flat_headers(groups, headers)
+        data = {
+            name: [self._plain(row[i]) for row in rows] for i, name in enumerate(names)
+        }
+        return to_native(pl.DataFrame(data, schema=dict.fromkeys(names, pl.String)),
+                         self.comparison.kind)
+
+    # ------------------------------------------------------------------ formatting
+    def _num(self, v: float) -> str:
+        return "—" if _nan(v) else f"{v:.{self.digits}f}"
+
+    def _signed(self, v: float) -> str:
+        if _nan(v):
+            return "—"
+        if v == 0:
+            return f"{0:.{self.digits}f}"
+        return f"{v:+.{self.digits}f}"
+
+    def _delta(self, d: float, pct: float) -> str:
+        if _nan(d):
+            return "—"
+        if d == 0:
+            rel = f"{0:.{self.pct_digits}f}%"
+        elif _nan(pct):
+            rel = "n/a"
+        else:
+            rel = f"{pct:+.{self.pct_digits}f}%"
+        return f"{self._signed(d)} ({rel})"
+
+    def _p(self, p: float) -> str:
+        if _nan(p):
+            return "—"
+        floor = 10.0 ** (-max(self.digits, 1))
+        if p < floor:
+            return f"<{floor:.{max(self.digits, 1)}f}"
+        return f"{p:.{max(self.digits, 1)}f}"
+
+    # ------------------------------------------------------------------ data access
+    def _rows_by_pair(self) -> dict[tuple[str, str, str], dict[str, Any]]:
+        out: dict[tuple[str, str, str], dict[str, Any]] = {}
+        for row in self.comparison._frame.iter_rows(named=True):
+            out[(row["run"], row["baseline"], row["measure"])] = row
+        return out
+
+    def _oriented(
+        self, table: dict[tuple[str, str, str], dict[str, Any]], run: str, ref: str, m: str
+    ) -> dict[str, Any] | None:
+        row = table.get((run, ref, m))
+        if row is not None:
+            return row
+        rev = table.get((ref, run, m))
+        if rev is None:
+            return None
+        d = -rev["delta"]
+        return {
+            **rev,
+            "run": run,
+            "baseline": ref,
+            "mean": rev["baseline_mean"],
+            "baseline_mean": rev["mean"],
+            "delta": d,
+            "delta_pct": d / rev["mean"] * 100.0 if rev["mean"] else float("nan"),
+            "ci_low": -rev["ci_high"],
+            "ci_high": -rev["ci_low"],
+            "wins": rev["losses"],
+            "losses": rev["wins"],
+            "effect_size": -rev["effect_size"],
+        }
+
+    def _stat_cell(self, key: str, row: dict[str, Any] | None) -> _Cell:
+        if row is None:
+            return _Cell("—")
+        sig = bool(row["significant"])
+        if key == "delta":
+            d = row["delta"]
+            sign = 0 if _nan(d) or d == 0 else (1 if d > 0 else -1)
+            return _Cell(self._delta(d, row["delta_pct"]), sign=sign, significant=sig,
+                         sup="*" if sig else "")
+        if key == "ci":
+            return _Cell(f"[{self._signed(row['ci_low'])}, {self._signed(row['ci_high'])}]")
+        if key in ("p_value", "p_adjusted"):
+            return _Cell(self._p(row[key]), sup="*" if sig and key == "p_adjusted" else "")
+        if key == "wtl":
+            return _Cell(f"{row['wins']}/{row['ties']}/{row['losses']}")
+        if key == "effect_size":
+            e = row["effect_size"]
+            return _Cell("—" if _nan(e) else f"{e:+.2f}")
+        if key == "n_queries":
+            return _Cell(str(row["n_queries"]))
+        if key == "before":
+            return _Cell(self._num(row["baseline_mean"]))
+        if key == "after":
+            return _Cell(self._num(row["mean"]))
+        if key == "change":
+            return _Cell(f"{self._num(row['baseline_mean'])} → {self._num(row['mean'])}")
+        raise AssertionError(key)  # pragma: no cover
+
+    def _label(self, key: str) -> str:
+        cmp = self.comparison
+        corr = {"none": "", "bonferroni": "Bonf.", "holm": "Holm", "bh": "BH", "by": "BY"}
+        return {
+            "mean": "mean",
+            "delta": "Δ abs (rel)",
+            "ci": f"{cmp.ci:.0%} CI of Δ",
+            "p_value": "p",
+            "p_adjusted": f"p ({corr[cmp.correction]})" if cmp.correction != "none" else "p",
+            "wtl": "W/T/L",
+            "effect_size": "d_z",
+            "n_queries": "n",
+        }.get(key, key)
+
+    # ------------------------------------------------------------------ models
+    def _model(self) -> tuple[list[tuple[str, int]], list[str], list[list[_Cell]], str]:
+        if self.layout == "wide":
+            return self._wide_model()
+        return self._long_model()
+
+    def _wide_model(self) -> tuple[list[tuple[str, int]], list[str], list[list[_Cell]], str]:
+        cmp = self.comparison
+        table = self._rows_by_pair()
+        ref = cmp.baselines[0]
+        runs = self.runs
+        letters = dict(zip(runs, _letters(len(runs)), strict=True))
+        means = {
+            (r, m): v
+            for r, m, v in cmp.means.select("run", "measure", "mean").iter_rows()
+        }
+        # significant wins: the better run of each significant pair gets the other's letter
+        beats: dict[tuple[str, str], set[str]] = {}
+        for (run, base, m), tested in table.items():
+            if not tested["significant"] or run not in letters or base not in letters:
+                continue
+            if tested["delta"] > 0:
+                beats.setdefault((run, m), set()).add(letters[base])
+            elif tested["delta"] < 0:
+                beats.setdefault((base, m), set()).add(letters[run])
+        groups: list[tuple[str, int]] = [("", 2)]
+        headers = ["#", "Run"]
+        for m in self.measures:
+            groups.append((m, len(self.columns)))
+            headers.extend(self._label(c) for c in self.columns)
+        rows: list[list[_Cell]] = []
+        best = {
+            m: max((means.get((r, m), float("-inf")) for r in runs), default=float("-inf"))
+            for m in self.measures
+        }
+        for r in runs:
+            cells = [_Cell(letters[r], left=True), _Cell(r, left=True)]
+            for m in self.measures:
+                v = means.get((r, m), float("nan"))
+                row = None if r == ref else self._oriented(table, r, ref, m)
+                for c in self.columns:
+                    if c == "mean":
+                        cells.append(
+                            _Cell(
+                                self._num(v),
+                                bold=not _nan(v) and abs(v - best[m]) <= 1e-12,
+                                sup="".join(sorted(beats.get((r, m), ()), key=lambda s: (len(s), s))),
+                            )
+                        )
+                    elif c == "n_queries":
+                        n = cmp.means.filter((pl.col("run") == r) & (pl.col("measure") == m))
+                        cells.append(_Cell(str(n.item(0, "n_queries")) if n.height else "—"))
+                    else:
+                        cells.append(self._stat_cell(c, row))
+            rows.append(cells)
+        legend = [
+            "Bold: best mean per measure.",
+            "Superscript letters: significantly better than the run with that letter "
+            f"({cmp.describe_method(interval='ci' in self.columns)}).",
+        ]
+        if any(c != "mean" for c in self.columns):
+            legend.append(
+                f"Δ abs (rel): absolute difference to {ref}, and relative change in % of "
+                f"{ref}'s mean; * significant."
+            )
+        if "wtl" in self.columns:
+            legend.append(f"W/T/L: queries where the run is better / equal / worse than {ref}.")
+        if "effect_size" in self.columns:
+            legend.append("d_z: paired Cohen's d (mean difference / sd of differences).")
+        return groups, headers, rows, " ".join(legend)
+
+    def _long_model(self) -> tuple[list[tuple[str, int]], list[str], list[list[_Cell]], str]:
+        cmp = self.comparison
+        table = self._rows_by_pair()
+        pair_list: list[tuple[str, str]] = []
+        for run, base, _m in table:
+            if run in self.runs and base in self.runs and (run, base) not in pair_list:
+                pair_list.append((run, base))
+        single = len(pair_list) == 1
+        headers: list[str] = [] if single else ["Run", "Baseline"]
+        headers.append("Measure")
+        for c in self.columns:
+            if c == "before":
+                headers.append(f"Before ({pair_list[0][1]})" if single else "Before")
+            elif c == "after":
+                headers.append(f"After ({pair_list[0][0]})" if single else "After")
+            elif c == "change":
+                headers.append("Before → after")
+            else:
+                headers.append(self._label(c))
+        rows: list[list[_Cell]] = []
+        for run, base in pair_list:
+            for m in self.measures:
+                row = table.get((run, base, m))
+                if row is None:
+                    continue
+                cells = [] if single else [_Cell(run, left=True), _Cell(base, left=True)]
+                cells.append(_Cell(m, left=True))
+                for c in self.columns:
+                    cell = self._stat_cell(c, row)
+                    if c == "after" and row["significant"] and row["delta"] > 0:
+                        cell.bold = True
+                    cells.append(cell)
+                rows.append(cells)
+        legend = [
+            "Δ abs (rel): absolute difference after − before, and relative change in % of "
+            f"before. * significant ({cmp.describe_method(interval='ci' in self.columns)})."
+        ]
+        if "after" in self.columns:
+            legend.append("Bold: significantly better after.")
+        if "wtl" in self.columns:
+            legend.append("W/T/L: queries where after is better / equal / worse than before.")
+        if "effect_size" in self.columns:
+            legend.append("d_z: paired Cohen's d (mean difference / sd of differences).")
+        return [], headers, rows, " ".join(legend)
+
+    @staticmethod
+    def _flat_headers(groups: list[tuple[str, int]], headers: list[str]) -> list[str]:
+        if not groups:
+            return list(headers)
+        out: list[str] = []
+        i = 0
+        for label, span in groups:
+            for h in headers[i : i + span]:
+                if not label:
+                    out.append(h)
+                elif h == "mean":
+                    out.append(label)
+                else:
+                    out.append(f"{label} {h}")
+            i += span
+        return out
+
+    @staticmethod
+    def _plain(cell: _Cell) -> str:
+        if not cell.sup:
+            return cell.text
+        if cell.sup == "*":
+            return cell.text + "*"
+        sup = "".join(_SUP.get(ch, "") if _SUP.get(ch, "\x00") != "\x00" else "^" + ch
+                      for ch in cell.sup)
+        return cell.text + sup
+
+    # ------------------------------------------------------------------ renderers
+    def to_markdown(self, *, legend: bool = True) -> str:
+        """GitHub-flavoured Markdown table (bold with ``**``, superscripts with ``<sup>``)."""
+        groups, headers, rows, note = self._model()
+        names = self._flat_headers(groups, headers)
+        align = [":--" if c.left else "--:" for c in rows[0]] if rows else ["--:"] * len(names)
+
+        def cell(c: _Cell) -> str:
+            t = c.text.replace("|", "\\|")
+            if c.bold:
+                t = f"**{t}**"
+            if c.sup:
+                t += "\\*" if c.sup == "*" else f"<sup>{c.sup}</sup>"
+            return t
+
+        lines = [
+            "| " + " | ".join(n.replace("|", "\\|") for n in names) + " |",
+            "|" + "|".join(align) + "|",
+        ]
+        lines += ["| " + " | ".join(cell(c) for c in r) + " |" for r in rows]
+        out = "\n".join(lines)
+        if legend:
+            out += "\n\n" + note
+        return out
+
+    def to_html(self, *, legend: bool = True) -> str:
+        """HTML table with inline styles (used by ``_repr_html_``)."""
+        groups, headers, rows, note = self._model()
+        th = "padding:2px 8px;border-bottom:1px solid #888;text-align:{a};"
+        out = [
+            '<table class="searcheval-compare" style="border-collapse:collapse;'
+            'font-variant-numeric:tabular-nums;">'
+        ]
+        if legend:
+            out.append(
+                '<caption style="caption-side:bottom;text-align:left;font-size:0.85em;'
+                f'color:#555;padding-top:4px;">{html.escape(note)}</caption>'
+            )
+        out.append("<thead>")
+        if groups and any(span > 1 for label, span in groups if label):
+            out.append("<tr>")
+            for label, span in groups:
+                style = "padding:2px 8px;text-align:center;"
+                if label:
+                    style += "border-bottom:1px solid #ccc;"
+                out.append(f'<th colspan="{span}" style="{style}">{html.escape(label)}</th>')
+            out.append("</tr>")
+            names = headers
+        else:
+            names = self._flat_headers(groups, headers)
+        out.append("<tr>")
+        first = rows[0] if rows else [_Cell()] * len(names)
+        for name, c in zip(names, first, strict=False):
+            a = "left" if c.left else "right"
+            out.append(f'<th style="{th.format(a=a)}">{html.escape(name)}</th>')
+        out.append("</tr></thead><tbody>")
+        for r in rows:
+            out.append("<tr>")
+            for c in r:
+                style = "padding:2px 8px;text-align:" + ("left;" if c.left else "right;")
+                if c.sign:
+                    style += f"color:{_POS if c.sign > 0 else _NEG};"
+                    style += "font-weight:600;" if c.significant else "opacity:0.6;"
+                t = html.escape(c.text)
+                if c.bold:
+                    t = f"<b>{t}</b>"
+                if c.sup:
+                    t += f"<sup>{html.escape(c.sup)}</sup>"
+                out.append(f'<td style="{style}">{t}</td>')
+            out.append("</tr>")
+        out.append("</tbody></table>")
+        return "".join(out)
+
+    def _repr_html_(self) -> str:
+        return self.to_html()
+
+    def __repr__(self) -> str:
+        return self.to_markdown()
+
+    def to_latex(
+        self,
+        *,
+        caption: str | None = None,
+        label: str | None = None,
+        legend: bool = True,
+        environment: bool = True,
+        placement: str = "t",
+    ) -> str:
+        r"""LaTeX table with booktabs rules (``\usepackage{booktabs}``).
+
+        Best means are ``\textbf``, significance letters ``$^{ab}$``. The legend
+        goes into the caption (after ``caption`` when given). ``environment=False``
+        returns only the ``tabular``.
+        """
+        groups, headers, rows, note = self._model()
+        ncols = len(headers)
+        spec = "".join("l" if c.left else "r" for c in (rows[0] if rows else [_Cell()] * ncols))
+        lines = [rf"\begin{{tabular}}{{{spec}}}", r"\toprule"]
+        if groups and any(span > 1 for lab, span in groups if lab):
+            parts, rules, col = [], [], 1
+            for lab, span in groups:
+                if lab:
+                    parts.append(rf"\multicolumn{{{span}}}{{c}}{{{_tex(lab)}}}")
+                    rules.append(rf"\cmidrule(lr){{{col}-{col + span - 1}}}")
+                else:
+                    parts.extend([""] * span)
+                col += span
+            lines.append(" & ".join(parts) + r" \\")
+            lines.append(" ".join(rules))
+            names = headers
+        else:
+            names = self._flat_headers(groups, headers)
+        lines.append(" & ".join(_tex(n) for n in names) + r" \\")
+        lines.append(r"\midrule")
+        for r in rows:
+            cells = []
+            for c in r:
+                t = _tex(c.text)
+                if c.bold:
+                    t = rf"\textbf{{{t}}}"
+                if c.sup:
+                    t += rf"$^{{{c.sup}}}$"
+                cells.append(t)
+            lines.append(" & ".join(cells) + r" \\")
+        lines += [r"\bottomrule", r"\end{tabular}"]
+        body = "\n".join(lines)
+        if not environment:
+            return body
+        cap = " ".join(p for p in (caption, note if legend else None) if p)
+        out = [rf"\begin{{table}}[{placement}]", r"\centering"]
+        if cap:
+            out.append(rf"\caption{{{_tex(cap)}}}")
+        if label:
+            out.append(rf"\label{{{label}}}")
+        out += [body, r"\end{table}"]
+        return "\n".join(out)
+
+
+_TEX_SPECIAL = {
+    "\\": r"\textbackslash{}",
+    "&": r"\&",
+    "%": r"\%",
+    "$": r"\$",
+    "#": r"\#",
+    "_": r"\_",
+    "{": r"\{",
+    "}": r"\}",
+    "~": r"\textasciitilde{}",
+    "^": r"\textasciicircum{}",
+    "Δ": r"$\Delta$",
+    "−": r"$-$",
+    "→": r"$\rightarrow$",
+    "—": "--",
+    "<": r"$<$",
+    ">": r"$>$",
+    "α": r"$\alpha$",
+    "–": "--",
+}
+
+
+def _tex(text: str) -> str:
+    text = re.sub(r"(?<![\w.])-(?=\d)", "−", str(text))  # minus signs of numbers
+    return "".join(_TEX_SPECIAL.get(ch, ch) for ch in text)

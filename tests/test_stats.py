@@ -1,0 +1,228 @@
+"""Statistics behind compare(): against scipy, statsmodels and hand-computed cases."""
+
+from __future__ import annotations
+
+import itertools
+import math
+
+import numpy as np
+import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
+from scipy import stats as sps
+
+from searcheval_frames import stats
+from searcheval_frames.errors import SearchEvalError
+
+X3 = np.array([0.5, 0.7, 0.9])
+Y3 = np.array([0.4, 0.5, 0.6])  # differences 0.1, 0.2, 0.3: mean 0.2, sd 0.1
+
+paired = st.integers(min_value=3, max_value=40).flatmap(
+    lambda n: st.tuples(
+        st.lists(st.floats(0, 1, allow_nan=False), min_size=n, max_size=n),
+        st.lists(st.floats(0, 1, allow_nan=False), min_size=n, max_size=n),
+    )
+)
+
+
+# --------------------------------------------------------------------------- hand-computed
+def test_t_test_hand_computed():
+    # t = 0.2 / (0.1 / sqrt 3) = 2 sqrt 3, df = 2; for df = 2 the two-sided p is
+    # 1 - t / sqrt(t^2 + 2).
+    t = 2 * math.sqrt(3)
+    assert stats.paired_test(X3, Y3, "t") == pytest.approx(1 - t / math.sqrt(t * t + 2), rel=1e-9)
+    assert stats.paired_test(X3, Y3, "t", alternative="greater") == pytest.approx(
+        (1 - t / math.sqrt(t * t + 2)) / 2, rel=1e-9
+    )
+
+
+def test_wilcoxon_hand_computed():
+    # all three differences positive: W+ = 6 is the most extreme of 2^3 sign patterns
+    assert stats.paired_test(X3, Y3, "wilcoxon") == pytest.approx(2 / 8)
+    assert stats.paired_test(X3, Y3, "wilcoxon", alternative="greater") == pytest.approx(1 / 8)
+
+
+def test_permutation_exact_hand_computed():
+    # sign flips of (0.1, 0.2, 0.3): only +++ and --- reach |mean| >= 0.2
+    assert stats.paired_test(X3, Y3, "permutation", rng=0) == pytest.approx(2 / 8)
+    # (0.1, 0.2, -0.3): mean 0; every pattern reaches |mean| >= 0
+    assert stats.paired_test([0.5, 0.7, 0.3], [0.4, 0.5, 0.6], "permutation") == pytest.approx(1)
+
+
+def test_permutation_exact_matches_enumeration():
+    rng = np.random.default_rng(3)
+    d = rng.normal(0.1, 0.3, 10)
+    signs = np.array(list(itertools.product([1, -1], repeat=10)))
+    null = (signs * d).mean(axis=1)
+    expected = np.mean(np.abs(null) >= abs(d.mean()) - 1e-12)
+    got = stats.paired_test(d, np.zeros(10), "permutation", n_resamples=5000)
+    assert got == pytest.approx(expected)
+
+
+def test_sign_test_hand_computed():
+    # 3 wins, 0 losses, 1 tie (dropped): 2 * (1/2)^3
+    assert stats.paired_test([1, 1, 1, 0], [0, 0, 0, 0], "sign") == pytest.approx(0.25)
+
+
+def test_effect_size_hand_computed():
+    assert stats.effect_size(X3, Y3) == pytest.approx(2.0)
+    assert stats.effect_size(Y3, X3) == pytest.approx(-2.0)
+    assert stats.effect_size(X3, X3) == 0.0
+    assert math.isnan(stats.effect_size(X3 + 0.5, X3))  # constant difference: undefined
+    assert math.isnan(stats.effect_size([1.0], [0.0]))
+
+
+def test_t_interval_hand_computed():
+    half = sps.t.ppf(0.975, 2) * 0.1 / math.sqrt(3)  # 4.3027 * 0.0577
+    lo, hi = stats.bootstrap_ci(X3, Y3, method="t")
+    assert (lo, hi) == pytest.approx((0.2 - half, 0.2 + half))
+    assert half == pytest.approx(0.24841, abs=1e-5)
+
+
+def test_wins_ties_losses_hand_computed():
+    assert stats.wins_ties_losses([0.5, 0.2, 0.3, 0.1], [0.4, 0.2, 0.6, 0.1 + 1e-12]) == (1, 2, 1)
+    assert stats.wins_ties_losses([0.5], [0.4], tol=0.2) == (0, 1, 0)
+
+
+def test_degenerate_inputs():
+    assert stats.paired_test(X3, X3, "t") == 1.0
+    assert stats.paired_test(X3, X3, "wilcoxon") == 1.0
+    assert stats.paired_test(X3, X3, "permutation") == 1.0
+    assert stats.bootstrap_ci(X3, X3) == (0.0, 0.0)
+    assert stats.bootstrap_ci(X3 + 0.25, X3) == pytest.approx((0.25, 0.25))
+    assert math.isnan(stats.paired_test([0.5], [0.4], "t"))
+
+
+# --------------------------------------------------------------------------- scipy oracles
+@settings(max_examples=40, deadline=None)
+@given(paired, st.sampled_from(["two-sided", "greater", "less"]))
+def test_t_and_wilcoxon_match_scipy(xy, alternative):
+    x, y = (np.array(v) for v in xy)
+    if not (x - y).any():
+        return
+    with np.errstate(all="ignore"):
+        expected_t = sps.ttest_rel(x, y, alternative=alternative).pvalue
+    got_t = stats.paired_test(x, y, "t", alternative=alternative)
+    assert got_t == pytest.approx(expected_t, nan_ok=True)
+    expected_w = sps.wilcoxon(x, y, alternative=alternative).pvalue
+    assert stats.paired_test(x, y, "wilcoxon", alternative=alternative) == pytest.approx(
+        expected_w, nan_ok=True
+    )
+
+
+def test_permutation_matches_scipy_and_is_seeded():
+    rng = np.random.default_rng(11)
+    x, y = rng.random(40), rng.random(40)
+    d = x - y
+    expected = sps.permutation_test(
+        (d,), lambda a, axis: a.mean(axis=axis), permutation_type="samples",
+        vectorized=True, n_resamples=2000, rng=np.random.default_rng(5),
+    ).pvalue
+    got = stats.paired_test(x, y, "permutation", n_resamples=2000, rng=np.random.default_rng(5))
+    assert got == pytest.approx(expected)
+    assert stats.paired_test(x, y, "permutation", rng=7) == stats.paired_test(
+        x, y, "permutation", rng=7
+    )
+    # with many resamples it agrees with the t-test (large-sample equivalence)
+    assert stats.paired_test(x, y, "permutation", n_resamples=20000, rng=1) == pytest.approx(
+        stats.paired_test(x, y, "t"), abs=0.03
+    )
+
+
+@pytest.mark.parametrize("method", ["percentile", "bca", "basic"])
+def test_bootstrap_matches_scipy(method):
+    rng = np.random.default_rng(2)
+    x, y = rng.random(30), rng.random(30)
+    res = sps.bootstrap(
+        (x - y,), np.mean, n_resamples=3000, method="BCa" if method == "bca" else method,
+        rng=np.random.default_rng(9),
+    )
+    got = stats.bootstrap_ci(x, y, method=method, n_resamples=3000, rng=np.random.default_rng(9))
+    assert got == pytest.approx(
+        (res.confidence_interval.low, res.confidence_interval.high), rel=1e-12
+    )
+
+
+def test_percentile_bootstrap_matches_plain_numpy():
+    # independent oracle: resample queries with replacement, take quantiles
+    rng = np.random.default_rng(4)
+    d = rng.normal(0.05, 0.2, 50)
+    idx = np.random.default_rng(0).integers(0, 50, size=(40000, 50))
+    means = d[idx].mean(axis=1)
+    expected = np.quantile(means, [0.025, 0.975])
+    got = stats.bootstrap_ci(d, np.zeros(50), method="percentile", n_resamples=40000, rng=1)
+    assert got == pytest.approx(tuple(expected), abs=0.004)
+
+
+def test_bootstrap_is_reproducible_for_a_seed():
+    rng = np.random.default_rng(8)
+    x, y = rng.random(25), rng.random(25)
+    a = stats.bootstrap_ci(x, y, rng=stats.pair_rng(3, "r", "b", "m"))
+    b = stats.bootstrap_ci(x, y, rng=stats.pair_rng(3, "r", "b", "m"))
+    c = stats.bootstrap_ci(x, y, rng=stats.pair_rng(4, "r", "b", "m"))
+    assert a == b
+    assert a != c
+
+
+def test_bootstrap_handles_large_inputs_in_batches():
+    d = np.random.default_rng(0).normal(0.01, 0.1, 5000)
+    lo, hi = stats.bootstrap_ci(d, np.zeros_like(d), method="percentile", n_resamples=2000, rng=0)
+    assert lo < d.mean() < hi
+
+
+# --------------------------------------------------------------------------- corrections
+P = [0.01, 0.04, 0.03]
+
+
+def test_corrections_hand_computed():
+    assert stats.adjust_pvalues(P, "none").tolist() == P
+    assert stats.adjust_pvalues(P, "bonferroni") == pytest.approx([0.03, 0.12, 0.09])
+    assert stats.adjust_pvalues(P, "holm") == pytest.approx([0.03, 0.06, 0.06])
+    assert stats.adjust_pvalues(P, "bh") == pytest.approx([0.03, 0.04, 0.04])
+    # at alpha = 0.05: raw and BH reject all three, Holm and Bonferroni only the first
+    for method, n_rejected in [("none", 3), ("bh", 3), ("holm", 1), ("bonferroni", 1)]:
+        assert (stats.adjust_pvalues(P, method) <= 0.05).sum() == n_rejected
+
+
+def test_corrections_keep_nan_out_of_the_family():
+    got = stats.adjust_pvalues([0.01, float("nan"), 0.02], "bonferroni")
+    assert got[0] == pytest.approx(0.02) and math.isnan(got[1]) and got[2] == pytest.approx(0.04)
+
+
+@pytest.fixture(scope="module")
+def multipletests():
+    return pytest.importorskip("statsmodels.stats.multitest").multipletests
+
+
+@settings(max_examples=25, deadline=None)  # statsmodels' holm takes ~0.1 s per call
+@given(p=st.lists(st.floats(0, 1, allow_nan=False), min_size=1, max_size=30))
+def test_corrections_match_statsmodels(multipletests, p):
+    p = np.array(p)
+    for ours, theirs in [("bonferroni", "bonferroni"), ("holm", "holm"), ("bh", "fdr_bh"),
+                         ("by", "fdr_by")]:
+        reject, corrected, _, _ = multipletests(p, alpha=0.05, method=theirs)
+        got = stats.adjust_pvalues(p, ours)
+        np.testing.assert_allclose(got, corrected, rtol=1e-10, atol=1e-12)
+        assert ((got <= 0.05) == reject).all()
+    assert (stats.adjust_pvalues(p, "holm") >= p - 1e-15).all()
+    assert (stats.adjust_pvalues(p, "bonferroni") >= stats.adjust_pvalues(p, "holm") - 1e-15).all()
+
+
+# --------------------------------------------------------------------------- errors
+def test_bad_arguments_raise_clear_errors():
+    with pytest.raises(SearchEvalError, match="test="):
+        stats.paired_test(X3, Y3, "anova")
+    with pytest.raises(SearchEvalError, match="same length"):
+        stats.paired_test(X3, Y3[:2])
+    with pytest.raises(SearchEvalError, match="NaN"):
+        stats.paired_test([0.1, float("nan")], [0.1, 0.2])
+    with pytest.raises(SearchEvalError, match="correction="):
+        stats.adjust_pvalues(P, "sidak-ish")
+    with pytest.raises(SearchEvalError, match="ci_method="):
+        stats.bootstrap_ci(X3, Y3, method="jackknife")
+    with pytest.raises(SearchEvalError, match="alternative="):
+        stats.paired_test(X3, Y3, alternative="bigger")
+    with pytest.raises(SearchEvalError, match="seed="):
+        stats.pair_rng(-1)
+    assert stats.canonical_test("Randomization") == "permutation"
+    assert stats.canonical_correction("fdr_bh") == "bh"
