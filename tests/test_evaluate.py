@@ -260,6 +260,16 @@ def test_judged_only_with_nothing_judged_scores_zero():
     assert v == {"P@5": 0.0, "AP": 0.0, "IPrec@0.0": 0.0, "nDCG": 0.0, "NumRet": 0.0, "NumRel": 1.0}
 
 
+def test_query_with_only_negative_labels():
+    run = {"q": {"a": 2.0, "b": 1.0}, "r": {"a": 1.0}}
+    qrels = {"q": {"b": -1}, "r": {"a": 1}}
+    per_q = sef.evaluate(run, qrels, ["P@1", "nDCG", "NumRel", "NumRet", "Judged@2"], per_query=True)
+    got = {(r["query_id"], r["measure"]): r["value"] for r in per_q.iter_rows(named=True)}
+    assert [got[("q", m)] for m in ["P@1", "nDCG", "NumRel", "NumRet", "Judged@2"]] == [
+        0.0, 0.0, 0.0, 2.0, 0.0]
+    assert got[("r", "P@1")] == 1.0
+
+
 # ----------------------------------------------------------------------------- missing queries
 def test_missing_queries_zero_and_warn():
     run = {"q1": {"a": 1.0}, "extra": {"a": 1.0}}

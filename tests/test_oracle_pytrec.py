@@ -152,6 +152,10 @@ def collections(draw):
 @given(data=collections(), level=st.sampled_from([1, 2]), judged_only=st.booleans())
 def test_random_runs_match_pytrec_eval(data, level, judged_only):
     run, qrels = data
+    # trec_eval keeps per-query level counts in static memory and does not reset them for a
+    # query whose labels are all negative: it then reads stale counts (seen hanging). Such
+    # queries are left out of the oracle comparison; test_evaluate covers our answer.
+    qrels = qrels.filter(pl.col("relevance").max().over("query_id") >= 0)
     if judged_only:
         # trec_eval (and so pytrec_eval) loops forever on a query whose retrieved
         # documents are all unjudged under -J; keep only (run, query) pairs that retrieve
