@@ -34,16 +34,22 @@ _SUM_MEASURES = {"NumQ", "NumRet", "NumRel", "NumRelRet"}
 
 
 # --------------------------------------------------------------------------- helpers
-def _check_depth(depth: Any, arg: str = "depth", allow_none: bool = False) -> int | None:
-    if depth is None and allow_none:
-        return None
+def _check_depth(depth: Any, arg: str = "depth") -> int:
     if isinstance(depth, bool) or not isinstance(depth, int) or depth < 1:
         raise SearchEvalError(
             f"{arg}={depth!r}: must be a positive integer (how many top documents per query "
             "to look at), e.g. depth=20"
-            + (", or None for the whole ranking" if allow_none else "")
         )
     return depth
+
+
+def _check_optional_depth(depth: Any) -> int | None:
+    if depth is None:
+        return None
+    try:
+        return _check_depth(depth)
+    except SearchEvalError as exc:
+        raise SearchEvalError(f"{exc}, or None for the whole ranking") from None
 
 
 def ranked(run: pl.DataFrame) -> pl.DataFrame:
@@ -275,7 +281,8 @@ def coverage(
     --------
     >>> import searcheval_frames as sef
     >>> run = {"q1": {"d1": 3.0, "d2": 2.0}}
-    >>> sef.coverage(run, {"q1": {"d1": 1}}, depth=2).select("judged", "holes", "judged_at_k").row(0)
+    >>> cov = sef.coverage(run, {"q1": {"d1": 1}}, depth=2)
+    >>> cov.select("judged", "holes", "judged_at_k").row(0)
     (1, 1, 0.5)
     """
     depth = _check_depth(depth)
@@ -314,6 +321,15 @@ def coverage(
 
 
 # --------------------------------------------------------------------------- bounds
+def _fill_depth(measure: Any, depth: int | None) -> int | None:
+    """How deep holes matter for a measure: its rank cutoff (IPrec's is a recall level)."""
+    cut = measure.cutoff
+    own = cut if isinstance(cut, int) and not isinstance(cut, bool) else None
+    if own is None:
+        return depth
+    return own if depth is None else min(own, depth)
+
+
 def metric_bounds(
     runs: Any,
     qrels: Any,
@@ -329,9 +345,13 @@ def metric_bounds(
     """Metric values if every unjudged document were non-relevant vs relevant.
 
     Two evaluations per run with :func:`searcheval_frames.evaluate`: with the qrels as
-    they are (unjudged = non-relevant, what trec_eval reports) and with each of the run's
+    they are (unjudged = non-relevant, what trec_eval reports) and with the run's
     unjudged documents added at ``grade`` (default: the highest grade in the qrels).
     The gap between them is how much the holes could still move the number.
+
+    For a measure with a rank cutoff (``nDCG@10``, ``P@20``, ``R@100``) only the holes
+    in the run's top-cutoff are filled; for measures over the whole ranking (``AP``,
+    ``nDCG``, ``RR``) every unjudged document the run retrieved (down to ``depth``).
 
     Parameters
     ----------
@@ -342,8 +362,8 @@ def metric_bounds(
     measures
         Measure names, e.g. ``["nDCG@10", "P@10", "AP"]``.
     depth
-        Only unjudged documents in the top-``depth`` of each run are filled; ``None``
-        (default) fills every unjudged document the run retrieved.
+        Fill only holes within the top-``depth`` (and within each measure's cutoff);
+        ``None`` (default): each measure's cutoff, or the whole ranking.
     grade
         The grade given to unjudged documents for the optimistic scenario (default: the
         qrels' maximum grade; it must be ``>= relevance_level``).
@@ -360,10 +380,10 @@ def metric_bounds(
         ``lower``/``upper`` are the smaller/larger of the two scenarios per query (the
         aggregate ones are their mean over queries, a sum for NumRet/NumRel/NumRelRet/NumQ).
         For measures that only reward relevant documents in a fixed top-k with a fixed
-        denominator (P@k, Success@k, RR, DCG-like, Judged) they are true bounds. For
-        measures normalised by the number of relevant documents (AP, R, nDCG, Rprec,
-        Bpref) adding relevant documents also raises the denominator, so the truth can lie
-        outside [lower, upper]; read the pair as the two extreme scenarios.
+        denominator (P@k, Success@k, RR, Judged@k) they are true bounds. For measures
+        normalised by the number of relevant documents (AP, R, nDCG, Rprec, Bpref)
+        relevant documents further down (or never retrieved) also raise the denominator,
+        so the truth can lie outside [lower, upper]; read the pair as the two scenarios.
 
         Only queries present in ``qrels`` are evaluated (as trec_eval does); queries of
         a run with no label at all are left out with a warning: label some first.
@@ -379,13 +399,13 @@ def metric_bounds(
     import warnings
 
     from .evaluate import evaluate
+    from .measures import parse_measures
 
-    depth = _check_depth(depth, allow_none=True)
-    if isinstance(measures, str):
-        measures = [measures]
-    measures = list(measures)
+    depth = _check_optional_depth(depth)
+    parsed = parse_measures(measures)
     kind = input_kind(runs)
-    top, q = _top_with_judged(runs, qrels, depth, columns, qrels_columns)
+    all_ranked = ranked(run_frame(runs, columns=columns, arg="runs"))
+    q = _judged_keys(qrels, qrels_columns)
     max_grade = int(q["relevance"].max())  # type: ignore[arg-type]
     if grade is None:
         grade = max_grade
@@ -401,7 +421,7 @@ def metric_bounds(
         )
     labelled = q.select("query_id").unique()
     unlabelled = (
-        top.select("run", "query_id").unique().join(labelled, on="query_id", how="anti")
+        all_ranked.select("run", "query_id").unique().join(labelled, on="query_id", how="anti")
     )
     if unlabelled.height:
         warnings.warn(
@@ -411,35 +431,54 @@ def metric_bounds(
             "documents (sef.pool / sef.label_widget) to include them.",
             stacklevel=2,
         )
-    gaps = top.filter(~pl.col("judged")).join(labelled, on="query_id", how="semi")
-    run_all = ranked(run_frame(runs, columns=columns, arg="runs")).drop("rank")
+    gaps = (
+        _with_judged(all_ranked, q)
+        .filter(~pl.col("judged"))
+        .join(labelled, on="query_id", how="semi")
+        .select("run", "query_id", "doc_id", "rank")
+    )
+    by_depth: dict[int | None, list[Any]] = {}
+    for m in parsed:
+        by_depth.setdefault(_fill_depth(m, depth), []).append(m)
+    order = {m.name: i for i, m in enumerate(parsed)}
 
+    kwargs: dict[str, Any] = {"per_query": True, "relevance_level": relevance_level}
     lows, highs = [], []
-    for (name,), part in run_all.group_by(["run"], maintain_order=True):
-        fill = gaps.filter(pl.col("run") == name).select(
-            "query_id", "doc_id", pl.lit(grade, dtype=pl.Int64).alias("relevance")
-        )
-        kwargs: dict[str, Any] = {"per_query": True, "relevance_level": relevance_level}
-        low = evaluate(part, q, measures, **kwargs)
-        high = evaluate(part, pl.concat([q, fill]), measures, **kwargs)
-        lows.append(pl.DataFrame(low))
-        highs.append(pl.DataFrame(high))
+    with warnings.catch_warnings():
+        # "queries of the qrels absent from the run score 0": said once by the caller's
+        # own evaluate; here it would repeat for every scenario.
+        warnings.simplefilter("ignore", UserWarning)
+        for (name,), part in all_ranked.group_by(["run"], maintain_order=True):
+            part = part.drop("rank")
+            lows.append(pl.DataFrame(evaluate(part, q, parsed, **kwargs)))
+            run_gaps = gaps.filter(pl.col("run") == name)
+            for d, ms in by_depth.items():
+                sel = run_gaps if d is None else run_gaps.filter(pl.col("rank") <= d)
+                fill = sel.select(
+                    "query_id", "doc_id", pl.lit(grade, dtype=pl.Int64).alias("relevance")
+                )
+                high = pl.DataFrame(evaluate(part, pl.concat([q, fill]), ms, **kwargs))
+                n = sel.group_by("query_id").agg(pl.len().cast(pl.Int64).alias("holes"))
+                highs.append(
+                    high.join(n, on="query_id", how="left").with_columns(
+                        pl.col("holes").fill_null(0)
+                    )
+                )
     low_df = pl.concat(lows).rename({"value": "if_nonrelevant"})
     high_df = pl.concat(highs).rename({"value": "if_relevant"})
-    n_holes = gaps.group_by(["run", "query_id"]).agg(pl.len().cast(pl.Int64).alias("holes"))
     per_q = (
         low_df.join(high_df, on=["run", "query_id", "measure"], how="full", coalesce=True)
-        .join(n_holes, on=["run", "query_id"], how="left")
         .with_columns(
             pl.col("holes").fill_null(0),
             pl.min_horizontal("if_nonrelevant", "if_relevant").alias("lower"),
             pl.max_horizontal("if_nonrelevant", "if_relevant").alias("upper"),
         )
-        .with_columns((pl.col("upper") - pl.col("lower")).alias("width"))
-    )
-    order = {m: i for i, m in enumerate(low_df["measure"].unique(maintain_order=True))}
-    per_q = per_q.with_columns(
-        pl.col("measure").replace_strict(order, return_dtype=pl.Int64).alias("_order")
+        .with_columns(
+            (pl.col("upper") - pl.col("lower")).alias("width"),
+            pl.col("measure")
+            .replace_strict(order, default=len(order), return_dtype=pl.Int64)
+            .alias("_order"),
+        )
     )
     value_cols = ["if_nonrelevant", "if_relevant", "lower", "upper", "width"]
     if per_query:
