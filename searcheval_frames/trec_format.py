@@ -22,6 +22,7 @@ from typing import Any
 import polars as pl
 
 from .errors import SearchEvalError, UnknownMeasureError
+from .measures.base import split_outside
 
 __all__ = [
     "OFFICIAL",
@@ -132,19 +133,7 @@ def _param_text(family: str, value: float) -> str:
 
 def _split_top(text: str) -> list[str]:
     """Split on commas outside parentheses."""
-    out, depth, cur = [], 0, ""
-    for ch in text:
-        if ch == "(":
-            depth += 1
-        elif ch == ")":
-            depth -= 1
-        if ch == "," and depth == 0:
-            out.append(cur)
-            cur = ""
-        else:
-            cur += ch
-    out.append(cur)
-    return [s.strip() for s in out if s.strip()]
+    return [s.strip() for s in split_outside(text, "()")]
 
 
 def _family_of(trec_name: str | None) -> str | None:

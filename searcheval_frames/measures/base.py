@@ -248,21 +248,26 @@ PARAM_PARSERS: dict[str, Callable[[str], Any]] = {
 }
 
 
-def _split_params(text: str) -> list[str]:
+def split_outside(text: str, brackets: str = "{}") -> list[str]:
+    """Split ``text`` on commas that are not inside ``brackets`` (e.g. ``"{}"`` or ``"()"``).
+
+    >>> split_outside("gain={0:0,1:1},rel=2")
+    ['gain={0:0,1:1}', 'rel=2']
+    """
+    opening, closing = brackets
     out, depth, cur = [], 0, ""
     for ch in text:
-        if ch == "{":
+        if ch == opening:
             depth += 1
-        elif ch == "}":
+        elif ch == closing:
             depth -= 1
         if ch == "," and depth == 0:
             out.append(cur)
             cur = ""
         else:
             cur += ch
-    if cur.strip():
-        out.append(cur)
-    return out
+    out.append(cur)
+    return [part for part in out if part.strip()]
 
 
 def _known_names() -> list[str]:
@@ -350,7 +355,7 @@ def parse_measure(name: str | Measure) -> Measure:
 
     params: dict[str, Any] = {k: v for k, v in fixed.items() if k != "cutoff"}
     if params_text:
-        for part in _split_params(params_text):
+        for part in split_outside(params_text):
             key, eq, value = part.partition("=")
             key = key.strip().lower()
             if key == "gains":

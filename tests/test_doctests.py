@@ -1,0 +1,25 @@
+"""The examples in the core modules' docstrings run and print what they say."""
+
+from __future__ import annotations
+
+import doctest
+import importlib
+
+import pytest
+
+MODULES = [
+    "searcheval_frames",
+    "searcheval_frames.frames",
+    "searcheval_frames.ranking",
+    "searcheval_frames.evaluate",
+    "searcheval_frames.measures",
+    "searcheval_frames.measures.base",
+]
+
+
+@pytest.mark.parametrize("name", MODULES)
+def test_docstring_examples(name):
+    module = importlib.import_module(name)
+    result = doctest.testmod(module, optionflags=doctest.ELLIPSIS | doctest.NORMALIZE_WHITESPACE)
+    assert result.failed == 0
+    assert result.attempted > 0, f"{name} has no examples"
