@@ -15,6 +15,7 @@ measure, nothing to evaluate), 2 bad command line.
 from __future__ import annotations
 
 import argparse
+import io
 import json
 import sys
 import warnings
@@ -298,7 +299,7 @@ def main(argv: Sequence[str] | None = None) -> int:
         return EXIT_USAGE
     try:
         if args.output:
-            buf = _StringOut()
+            buf = io.StringIO()
             code = run_cli(args, buf)
             from .io import _atomic_write
 
@@ -311,15 +312,3 @@ def main(argv: Sequence[str] | None = None) -> int:
         return EXIT_INPUT
     except BrokenPipeError:  # `searcheval ... | head`
         return EXIT_OK
-
-
-class _StringOut:
-    def __init__(self) -> None:
-        self.parts: list[str] = []
-
-    def write(self, s: str) -> int:
-        self.parts.append(s)
-        return len(s)
-
-    def getvalue(self) -> str:
-        return "".join(self.parts)

@@ -53,7 +53,7 @@ class RankedJudged:
         self.num_ret = num_ret
 
 
-def _scores(run: pl.DataFrame, compat: str) -> pl.DataFrame:
+def _scores(run: pl.LazyFrame, compat: str) -> pl.LazyFrame:
     if compat == "trec_eval-9":
         # trec_eval 9 / pytrec_eval order by single-precision scores
         return run.with_columns(pl.col("score").cast(pl.Float32).cast(pl.Float64))
@@ -108,6 +108,7 @@ def rank_judged(
         work = per_q.select((pl.col("j") * pl.col("n")).sum()).item() or 0
         strategy = "count" if work <= 4 * max(run.height, 1) else "sort"
 
+    judged: pl.LazyFrame
     if strategy == "sort":
         judged = (
             run_lf.sort(["run", "query_id", "score", "doc_id"], descending=[False, False, True, True])

@@ -265,9 +265,10 @@ def expand_measures(specs: Sequence[str] | None, compat: str = "trec_eval-10") -
                 add_family(part, None, False)
                 continue
             m = _parse(part)
-            fam = _family_of(m.trec_name)
-            if fam is not None:
-                add(m, fam, m.trec_name, (_ORDER[fam], _param_key(m.trec_name, fam), 0))
+            family = _family_of(m.trec_name)
+            if family is not None and m.trec_name is not None:
+                add(m, family, m.trec_name,
+                    (_ORDER[family], _param_key(m.trec_name, family), 0))
             else:
                 extra += 1
                 add(m, None, m.name, (len(_ORDER), 0.0, extra))

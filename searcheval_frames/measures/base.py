@@ -254,7 +254,7 @@ def split_outside(text: str, brackets: str = "{}") -> list[str]:
     >>> split_outside("gain={0:0,1:1},rel=2")
     ['gain={0:0,1:1}', 'rel=2']
     """
-    opening, closing = brackets
+    opening, closing = brackets[0], brackets[1]
     out, depth, cur = [], 0, ""
     for ch in text:
         if ch == opening:
