@@ -49,7 +49,7 @@ def main(argv: list[str] | None = None) -> int:
         warnings.simplefilter("ignore")  # bm25-prf has holes by design; Judged@10 shows them
         summary = evaluate(runs, qrels, MEASURES)
     print(_table(pivot(summary)))
-    print("\nNext: searcheval data/example/qrels.txt data/example/runs/*.run -m nDCG@10 -q "
+    print("\nNext: .venv/bin/searcheval data/example/qrels.txt data/example/runs/*.run -m nDCG@10 -q "
           "(per query), or open notebooks/01_quickstart.ipynb")
     return 0
 

@@ -1,0 +1,27 @@
+"""The quick start's main job runs as a user runs it (`make demo`)."""
+
+from __future__ import annotations
+
+import subprocess
+import sys
+
+from conftest import REPO
+
+
+def test_demo_prints_the_seed_numbers_and_the_runs_table():
+    out = subprocess.run(
+        [sys.executable, "-m", "searcheval_frames.demo", str(REPO / "data")],
+        capture_output=True, text=True, timeout=300, check=True,
+    ).stdout
+    for text in ["P@5", "0.6000", "R@3", "0.6667", "0.6111", "nDCG@3", "0.7350"]:
+        assert text in out
+    for run in ["bm25", "bm25-rerank", "tfidf", "bm25-prf"]:
+        assert f" {run} " in out
+
+
+def test_demo_reports_a_missing_data_folder(tmp_path):
+    proc = subprocess.run(
+        [sys.executable, "-m", "searcheval_frames.demo", str(tmp_path)],
+        capture_output=True, text=True, timeout=300,
+    )
+    assert proc.returncode == 2 and "bundled data not found" in proc.stderr
