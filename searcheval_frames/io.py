@@ -358,6 +358,12 @@ def _dup_problems(df: pl.DataFrame, key: list[str], probs: _Problems, what: str)
 _RUN_NAMES = ["query_id", "iter", "doc_id", "rank", "score", "tag"]
 
 
+def _has_repeats(values: pl.Series) -> bool:
+    """Whether a numeric series holds a value twice (sorting beats hashing 7M hashes)."""
+    arr = np.sort(values.to_numpy())
+    return bool((arr[1:] == arr[:-1]).any())
+
+
 def _fast_trec_run(path: Path, data: bytes | None) -> pl.DataFrame | None:
     """Multi-threaded parse of a clean single-separator run file; None when not clean."""
     import pyarrow as pa
@@ -376,6 +382,9 @@ def _fast_trec_run(path: Path, data: bytes | None) -> pl.DataFrame | None:
             with open(path, "rb") as fh:
                 if fh.read(2) == b"\x1f\x8b":
                     source = pa.input_stream(str(path), compression="gzip")
+        if isinstance(source, str):
+            df = _polars_trec_run(path, sep)
+            return None if df is None else _clean_fast_run(df, sep)
         table = pacsv.read_csv(
             source,
             read_options=pacsv.ReadOptions(column_names=_RUN_NAMES, block_size=1 << 24),
@@ -390,9 +399,28 @@ def _fast_trec_run(path: Path, data: bytes | None) -> pl.DataFrame | None:
         return None
     df = pl.from_arrow(table, rechunk=False)
     assert isinstance(df, pl.DataFrame)
+    return _clean_fast_run(df, sep)
+
+
+def _polars_trec_run(path: Path, sep: str) -> pl.DataFrame | None:
+    """Polars' multi-threaded CSV reader straight into polars strings (no arrow copy)."""
+    schema = {n: pl.String for n in _RUN_NAMES} | {"rank": pl.Int64, "score": pl.Float64}
+    try:
+        return (
+            pl.scan_csv(path, separator=sep, has_header=False, schema=schema, quote_char=None)
+            .select("query_id", "doc_id", "rank", "score", "tag")
+            .collect()
+        )
+    except (pl.exceptions.PolarsError, OSError, UnicodeDecodeError):
+        return None
+
+
+def _clean_fast_run(df: pl.DataFrame, sep: str) -> pl.DataFrame | None:
+    """The fast parse when it is trustworthy, None to send the file to the exact reader."""
     if df.height == 0:
         return None
-    checks = [pl.col("query_id").str.starts_with("#").any(), ~pl.col("score").is_finite().all()]
+    checks = [pl.col("query_id").str.starts_with("#").any(), ~pl.col("score").is_finite().all(),
+              pl.any_horizontal(pl.all().is_null()).any()]
     if sep == "\t":
         # tab-separated: a field holding spaces (junk after the tag, padded ids) or an
         # empty field needs the exact whitespace parser
@@ -403,9 +431,10 @@ def _fast_trec_run(path: Path, data: bytes | None) -> pl.DataFrame | None:
     # duplicate (tag, query, doc): distinct hashes prove uniqueness; otherwise the
     # exact parser checks and reports the lines
     h = pl.col("query_id").hash(1) ^ pl.col("doc_id").hash(2)
-    if df.get_column("tag").n_unique() > 1:
+    tag = df.get_column("tag")
+    if not (tag == tag[0]).all():
         h = h ^ pl.col("tag").hash(3)
-    if df.select(h.n_unique()).item() != df.height:
+    if _has_repeats(df.select(h).to_series()):
         return None
     return df
 
@@ -729,7 +758,9 @@ def read_run(
         df = df.select("run", "query_id", "doc_id", "score",
                        pl.col("rank") if "rank" in df.columns else pl.lit(None, pl.Int64)
                        .alias("rank"))
-        for r in df.get_column("run").unique(maintain_order=True).to_list():
+        names_here = (df.get_column("run").unique(maintain_order=True).to_list()
+                      if len(paths) > 1 else [])
+        for r in names_here:
             if r in seen and len(paths) > 1:
                 from .errors import DuplicateRowsError
 
