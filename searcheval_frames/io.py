@@ -397,9 +397,9 @@ def _fast_trec_run(path: Path, data: bytes | None) -> pl.DataFrame | None:
         )
     except (pa.ArrowInvalid, pa.ArrowTypeError, UnicodeDecodeError, OSError):
         return None
-    df = pl.from_arrow(table, rechunk=False)
-    assert isinstance(df, pl.DataFrame)
-    return _clean_fast_run(df, sep)
+    parsed = pl.from_arrow(table, rechunk=False)
+    assert isinstance(parsed, pl.DataFrame)
+    return _clean_fast_run(parsed, sep)
 
 
 def _polars_trec_run(path: Path, sep: str) -> pl.DataFrame | None:
