@@ -156,7 +156,7 @@ def _from_path_or_frame(obj: Any, what: str, columns: Mapping[str, str] | None) 
         from . import io
 
         if what == "run":
-            return run_frame(io.read_run(obj, columns=columns), validate=False)
+            return run_frame(io.read_run(obj, columns=columns, rank=False), validate=False)
         return qrels_frame(io.read_qrels(obj, columns=columns), validate=False)
     if what == "run":
         return run_frame(obj, columns=columns)
@@ -292,7 +292,10 @@ def evaluate_frames(
     ranked = rank_judged(
         run, qrels, depth=depth, judged_only=judged_only, compat=compat, strategy=strategy
     )
-    run_order = pl.DataFrame({"run": run.get_column("run").unique(maintain_order=True)})
+    names = ranked.num_ret.get_column("run").unique()
+    if names.len() > 1:  # keep the order in which runs first appear
+        names = run.get_column("run").unique(maintain_order=True)
+    run_order = pl.DataFrame({"run": names})
     table = _query_table(ranked.num_ret.select(KEYS), run_order, qrels, missing)
     stats = _qrels_stats(qrels, ctx)
     per_q = table.join(ranked.num_ret, on=KEYS, how="left").with_columns(

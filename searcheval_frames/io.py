@@ -364,7 +364,9 @@ def _has_repeats(values: pl.Series) -> bool:
     return bool((arr[1:] == arr[:-1]).any())
 
 
-def _fast_trec_run(path: Path, data: bytes | None) -> pl.DataFrame | None:
+def _fast_trec_run(
+    path: Path, data: bytes | None, rank: bool = True
+) -> pl.DataFrame | None:
     """Multi-threaded parse of a clean single-separator run file; None when not clean."""
     import pyarrow as pa
     import pyarrow.csv as pacsv
@@ -383,7 +385,7 @@ def _fast_trec_run(path: Path, data: bytes | None) -> pl.DataFrame | None:
                 if fh.read(2) == b"\x1f\x8b":
                     source = pa.input_stream(str(path), compression="gzip")
         if isinstance(source, str):
-            df = _polars_trec_run(path, sep)
+            df = _polars_trec_run(path, sep, rank)
             return None if df is None else _clean_fast_run(df, sep)
         table = pacsv.read_csv(
             source,
@@ -402,13 +404,13 @@ def _fast_trec_run(path: Path, data: bytes | None) -> pl.DataFrame | None:
     return _clean_fast_run(parsed, sep)
 
 
-def _polars_trec_run(path: Path, sep: str) -> pl.DataFrame | None:
+def _polars_trec_run(path: Path, sep: str, rank: bool = True) -> pl.DataFrame | None:
     """Polars' multi-threaded CSV reader straight into polars strings (no arrow copy)."""
     schema = {n: pl.String for n in _RUN_NAMES} | {"rank": pl.Int64, "score": pl.Float64}
     try:
         return (
             pl.scan_csv(path, separator=sep, has_header=False, schema=schema, quote_char=None)
-            .select("query_id", "doc_id", "rank", "score", "tag")
+            .select("query_id", "doc_id", *(["rank"] if rank else []), "score", "tag")
             .collect()
         )
     except (pl.exceptions.PolarsError, OSError, UnicodeDecodeError):
@@ -475,8 +477,8 @@ def _exact_trec_run(path: Path, data: bytes) -> pl.DataFrame:
     )
 
 
-def _read_trec_run(path: Path) -> pl.DataFrame:
-    df = _fast_trec_run(path, None)
+def _read_trec_run(path: Path, rank: bool = True) -> pl.DataFrame:
+    df = _fast_trec_run(path, None, rank)
     if df is None:
         df = _exact_trec_run(path, _read_bytes(path)).drop("line_no")
     return df
@@ -682,6 +684,7 @@ def read_run(
     name_from: Literal["tag", "file"] = "tag",
     columns: Mapping[str, str] | None = None,
     backend: Backend = "polars",
+    rank: bool = True,
 ) -> Any:
     """Read one or several run files into one canonical run frame.
 
@@ -703,6 +706,9 @@ def read_run(
         For tables: canonical name → your column name, e.g. ``{"score": "sim"}``.
     backend
         ``"polars"`` (default) or ``"pandas"``.
+    rank
+        Keep the file's rank column (default). ``rank=False`` skips it, which
+        is faster; the evaluation ignores it anyway.
 
     Returns
     -------
@@ -748,7 +754,7 @@ def read_run(
     parts = []
     seen: dict[str, Path] = {}
     for p, nm in zip(paths, names, strict=True):
-        df = _read_one_run(p, format, columns)
+        df = _read_one_run(p, format, columns, rank)
         if nm is not None:
             df = df.with_columns(pl.lit(nm).alias("run"))
         elif name_from == "file" or "tag" not in df.columns:
@@ -772,15 +778,17 @@ def read_run(
             seen[r] = p
         parts.append(df)
     out = parts[0] if len(parts) == 1 else pl.concat(parts, how="vertical_relaxed")
-    if out["rank"].null_count() == out.height:
+    if not rank or out["rank"].null_count() == out.height:
         out = out.drop("rank")
     return _native(out, backend)
 
 
-def _read_one_run(p: Path, fmt: str | None, columns: Mapping[str, str] | None) -> pl.DataFrame:
+def _read_one_run(
+    p: Path, fmt: str | None, columns: Mapping[str, str] | None, rank: bool = True
+) -> pl.DataFrame:
     fmt = fmt or detect_format(p, "run")
     if fmt == "trec":
-        df = _read_trec_run(p)
+        df = _read_trec_run(p, rank)
         if df.height == 0:
             raise EmptyInputError(f"{p}: the run file has no result lines (only comments or "
                                   "blank lines)")
