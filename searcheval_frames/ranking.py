@@ -126,9 +126,11 @@ def rank_judged(
             mine.select(*KEYS, "_d", "_s")
             .join(run_lf.select(*keys, "doc_id", "score"), on=keys, how="inner")
             .filter(pl.col("score") >= pl.col("_s"))
-            .filter((pl.col("score") > pl.col("_s")) | (pl.col("doc_id") > pl.col("_d")))
             .group_by([*KEYS, "_d"])
-            .agg(pl.len().alias("_above"))
+            # among documents scoring at least as high: higher scores, and equal scores
+            # with a larger doc id (the judged document itself counts neither way)
+            .agg(((pl.col("score") > pl.col("_s")) | (pl.col("doc_id") > pl.col("_d")))
+                 .sum().alias("_above"))
         )
         judged = mine.join(before, on=[*KEYS, "_d"], how="left").select(
             *KEYS,
