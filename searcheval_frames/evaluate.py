@@ -33,7 +33,7 @@ from typing import Any, Literal
 import polars as pl
 
 from .errors import IdMismatchError, SearchEvalError, SearchEvalWarning
-from .frames import input_kind, qrels_frame, run_frame, to_native
+from .frames import _to_polars, input_kind, qrels_frame, run_frame, to_native
 from .measures import Context, Measure, parse_measures
 from .measures.ndcg import gain_expr
 from .ranking import Strategy, rank_judged
@@ -363,9 +363,7 @@ def pivot(result: Any, index: Literal["run", "measure"] = "run") -> Any:
     ['run', 'P@1', 'RR']
     """
     kind = input_kind(result)
-    df = result if isinstance(result, pl.DataFrame) else pl.from_pandas(result) if kind.name == "pandas" else pl.DataFrame(result)
-    if isinstance(result, pl.LazyFrame):
-        df = result.collect()
+    df = _to_polars(result, "result")
     missing_cols = {"run", "measure", "value"} - set(df.columns)
     if missing_cols:
         raise SearchEvalError(

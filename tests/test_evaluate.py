@@ -192,6 +192,9 @@ def test_pivot_wide():
     pq = sef.pivot(sef.evaluate(RUN, QRELS, ["P@1"], per_query=True))
     assert pq.columns == ["run", "query_id", "P@1"] and pq.height == 4
     assert isinstance(sef.pivot(res.to_pandas()), pd.DataFrame)
+    lazy = sef.pivot(sef.evaluate(RUN.lazy(), QRELS, ["P@1", "AP"]))
+    assert isinstance(lazy, pl.LazyFrame) and lazy.collect().equals(wide)
+    assert isinstance(sef.pivot(res.to_arrow()), pa.Table)
 
 
 def test_names_as_given():
