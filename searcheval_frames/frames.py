@@ -25,6 +25,7 @@ from collections.abc import Mapping
 from dataclasses import dataclass
 from typing import Any, Literal
 
+import numpy as np
 import polars as pl
 
 from .errors import (
@@ -381,16 +382,27 @@ def _numeric(df: pl.DataFrame, col: str, arg: str, user_col: str, dtype: Any) ->
     raise InvalidScoreError(f"{arg}: column {user_col!r} has type {src}; it must be numeric.")
 
 
+def key_hash(df: pl.DataFrame, key: list[str]) -> pl.Series:
+    """A 64-bit hash per row of the ``key`` columns (equal keys give equal hashes)."""
+    return df.select(
+        pl.reduce(lambda a, b: a ^ b, [pl.col(c).hash(seed=i + 1) for i, c in enumerate(key)])
+    ).to_series()
+
+
+def has_repeats(values: pl.Series) -> bool:
+    """Whether a numeric series holds a value twice (sorting beats hashing 7M hashes)."""
+    arr = np.sort(values.to_numpy())
+    return bool((arr[1:] == arr[:-1]).any())
+
+
 def _duplicates(df: pl.DataFrame, key: list[str]) -> pl.DataFrame:
     """Rows whose key occurs more than once.
 
     A 64-bit hash of the key finds candidate rows in one cheap pass; only rows
     whose hash repeats are compared exactly, so a hash collision never raises.
     """
-    h = df.select(
-        pl.reduce(lambda a, b: a ^ b, [pl.col(c).hash(seed=i + 1) for i, c in enumerate(key)])
-    ).to_series()
-    if h.n_unique() == h.len():
+    h = key_hash(df, key)
+    if not has_repeats(h):
         return df.clear()
     cand = df.filter(h.is_duplicated())
     return cand.filter(pl.struct(key).is_duplicated())

@@ -340,8 +340,7 @@ def _dup_problems(df: pl.DataFrame, key: list[str], probs: _Problems, what: str)
     """Report duplicated keys with the line of the first occurrence."""
     if df.height == 0:
         return
-    quick = df.select(pl.struct(key).n_unique()).item()
-    if quick == df.height:
+    if not frames.has_repeats(frames.key_hash(df, key)):
         return
     d = df.with_columns(pl.col("line_no").min().over(key).alias("_first"))
     d = d.filter(pl.col("line_no") != pl.col("_first"))
@@ -356,12 +355,6 @@ def _dup_problems(df: pl.DataFrame, key: list[str], probs: _Problems, what: str)
 
 # --------------------------------------------------------------------------- trec runs
 _RUN_NAMES = ["query_id", "iter", "doc_id", "rank", "score", "tag"]
-
-
-def _has_repeats(values: pl.Series) -> bool:
-    """Whether a numeric series holds a value twice (sorting beats hashing 7M hashes)."""
-    arr = np.sort(values.to_numpy())
-    return bool((arr[1:] == arr[:-1]).any())
 
 
 def _fast_trec_run(
@@ -432,11 +425,11 @@ def _clean_fast_run(df: pl.DataFrame, sep: str) -> pl.DataFrame | None:
         return None
     # duplicate (tag, query, doc): distinct hashes prove uniqueness; otherwise the
     # exact parser checks and reports the lines
-    h = pl.col("query_id").hash(1) ^ pl.col("doc_id").hash(2)
+    key = ["query_id", "doc_id"]
     tag = df.get_column("tag")
     if not (tag == tag[0]).all():
-        h = h ^ pl.col("tag").hash(3)
-    if _has_repeats(df.select(h).to_series()):
+        key.append("tag")
+    if frames.has_repeats(frames.key_hash(df, key)):
         return None
     return df
 
