@@ -29,7 +29,7 @@ from typing import Any, Literal, cast
 import polars as pl
 
 from .errors import SearchEvalError
-from .evaluate import _check_options, _query_table
+from .evaluate import _check_options, query_plan
 from .frames import input_kind, qrels_frame, run_frame, to_native
 from .measures.base import Context
 from .measures.rank import ELEVEN_POINTS, iprec_cut
@@ -105,7 +105,7 @@ def _prepare(
 ) -> tuple[pl.DataFrame, pl.DataFrame, pl.DataFrame, pl.DataFrame]:
     """Canonical inputs -> (query table with num_rel, relevant judged rows, num_ret, run).
 
-    The query table is the core's (:func:`searcheval_frames.evaluate._query_table`),
+    The query table is the core's (:func:`searcheval_frames.evaluate.query_plan`),
     so missing and unjudged queries are handled, and warned about, exactly as
     :func:`~searcheval_frames.evaluate.evaluate` does.
     """
@@ -126,8 +126,7 @@ def _prepare(
         progress=progress,
         desc=desc,
     )
-    run_order = pl.DataFrame({"run": run_df.get_column("run").unique(maintain_order=True)})
-    table = _query_table(ranked.num_ret.select(KEYS), run_order, qrels_df, missing)
+    _, table = query_plan(run_df, ranked, qrels_df, missing)
     table = table.join(num_rel, on="query_id", how="left").join(
         ranked.num_ret, on=KEYS, how="left"
     ).with_columns(pl.col("num_rel").fill_null(0), pl.col("num_ret").fill_null(0))

@@ -36,7 +36,7 @@ from .errors import IdMismatchError, SearchEvalError, SearchEvalWarning
 from .frames import _to_polars, input_kind, qrels_frame, run_frame, to_native
 from .measures import Context, Measure, parse_measures
 from .measures.ndcg import gain_expr
-from .ranking import Strategy, rank_judged
+from .ranking import RankedJudged, Strategy, rank_judged
 
 __all__ = ["evaluate", "evaluate_frames", "pivot"]
 
@@ -222,7 +222,7 @@ def _query_table(
             f"{len(ids)} query id(s) in the run have no relevance labels and are not "
             f"evaluated: {_short(ids)}",
             SearchEvalWarning,
-            stacklevel=4,
+            stacklevel=5,
         )
     if missing == "skip":
         return overlap
@@ -236,9 +236,24 @@ def _query_table(
                 f"queries; they score 0 (as trec_eval -c): {_short(ids)}. Pass "
                 "missing='skip' to evaluate only the queries present in both.",
                 SearchEvalWarning,
-                stacklevel=4,
+                stacklevel=5,
             )
     return table
+
+
+def query_plan(
+    run: pl.DataFrame, ranked: RankedJudged, qrels: pl.DataFrame, missing: str
+) -> tuple[pl.DataFrame, pl.DataFrame]:
+    """The run names in order of first appearance and the (run, query_id) pairs to evaluate.
+
+    Shared by :func:`evaluate_frames` and :mod:`searcheval_frames.curves`, so both treat
+    missing and unjudged queries (and warn about them) the same way.
+    """
+    names = ranked.num_ret.get_column("run").unique()
+    if names.len() > 1:  # keep the order in which runs first appear
+        names = run.get_column("run").unique(maintain_order=True)
+    run_order = pl.DataFrame({"run": names})
+    return run_order, _query_table(ranked.num_ret.select(KEYS), run_order, qrels, missing)
 
 
 def _short(ids: list[str], n: int = 5) -> str:
@@ -292,11 +307,7 @@ def evaluate_frames(
     ranked = rank_judged(
         run, qrels, depth=depth, judged_only=judged_only, compat=compat, strategy=strategy
     )
-    names = ranked.num_ret.get_column("run").unique()
-    if names.len() > 1:  # keep the order in which runs first appear
-        names = run.get_column("run").unique(maintain_order=True)
-    run_order = pl.DataFrame({"run": names})
-    table = _query_table(ranked.num_ret.select(KEYS), run_order, qrels, missing)
+    run_order, table = query_plan(run, ranked, qrels, missing)
     stats = _qrels_stats(qrels, ctx)
     per_q = table.join(ranked.num_ret, on=KEYS, how="left").with_columns(
         pl.col("num_ret").fill_null(0)

@@ -281,6 +281,7 @@ def test_missing_queries_zero_and_warn():
         per_q = sef.evaluate(run, qrels, ["P@1", "NumRel"], per_query=True)
     text = " ".join(str(w.message) for w in rec)
     assert "'q2'" in text and "'extra'" in text
+    assert all(w.filename == __file__ for w in rec)  # warnings point at the caller
     got = {(r["query_id"], r["measure"]): r["value"] for r in per_q.iter_rows(named=True)}
     assert got == {("q1", "P@1"): 1.0, ("q1", "NumRel"): 1.0, ("q2", "P@1"): 0.0, ("q2", "NumRel"): 2.0}
     with warnings.catch_warnings():
