@@ -389,10 +389,89 @@ def key_hash(df: pl.DataFrame, key: list[str]) -> pl.Series:
     ).to_series()
 
 
-def has_repeats(values: pl.Series) -> bool:
-    """Whether a numeric series holds a value twice (sorting beats hashing 7M hashes)."""
-    arr = np.sort(values.to_numpy())
+@dataclass(frozen=True)
+class Blocks:
+    """Where each (run, query) lives in a frame whose rows of a query are contiguous.
+
+    Block ``i`` is rows ``starts[i]:ends[i]``; ``keys`` holds its ``run`` and
+    ``query_id``. Files and most frames list a query's documents together, which
+    lets duplicate checks and ranking work block by block instead of hashing
+    or sorting the whole frame.
+    """
+
+    starts: np.ndarray
+    ends: np.ndarray
+    keys: pl.DataFrame
+
+    @property
+    def lengths(self) -> np.ndarray:
+        return self.ends - self.starts
+
+
+def _constant(s: pl.Series) -> bool:
+    """Whether every value of ``s`` is the same (O(1) when polars knows it is sorted)."""
+    if s.len() == 0:
+        return True
+    if s.flags["SORTED_ASC"] or s.flags["SORTED_DESC"]:
+        return bool(s[0] == s[-1])
+    return False
+
+
+def _run_starts(s: pl.Series) -> np.ndarray:
+    """First row of every run of equal values in ``s``."""
+    lengths = s.rle().struct.field("len").to_numpy().astype(np.int64)
+    return np.concatenate(([0], np.cumsum(lengths)[:-1]))
+
+
+def query_blocks(df: pl.DataFrame, key: tuple[str, str] = ("run", "query_id")) -> Blocks | None:
+    """The contiguous (run, query) blocks of ``df``, or None when a query is split.
+
+    Exact (run-length encoding of the id strings, no hashing); costs one pass
+    over the query ids, and one over the run names unless polars knows they are
+    all equal.
+
+    Examples
+    --------
+    >>> df = pl.DataFrame({"run": "r", "query_id": ["1", "1", "2"], "doc_id": ["a", "b", "a"]})
+    >>> query_blocks(df).starts.tolist(), query_blocks(df).ends.tolist()
+    ([0, 2], [2, 3])
+    >>> query_blocks(df[[0, 2, 1]]) is None   # query 1 is split in two
+    True
+    """
+    n = df.height
+    if n == 0:
+        return None
+    outer, inner = key
+    starts = _run_starts(df.get_column(inner))
+    if outer in df.columns and not _constant(df.get_column(outer)):
+        starts = np.union1d(starts, _run_starts(df.get_column(outer)))
+    keys = df.select(*(c for c in key if c in df.columns))[starts]
+    if keys.height > 1 and keys.is_duplicated().any():
+        return None
+    return Blocks(starts, np.append(starts[1:], n), keys)
+
+
+def _sorted_has_repeats(arr: np.ndarray) -> bool:
+    arr = np.sort(arr)
     return bool((arr[1:] == arr[:-1]).any())
+
+
+def has_repeats(values: pl.Series, blocks: Blocks | None = None) -> bool:
+    """Whether a numeric series holds a value twice (sorting beats hashing 7M hashes).
+
+    With ``blocks`` (a value can only repeat inside a block, e.g. hashes of
+    (query, doc) keys), the two halves split at a block boundary are sorted in
+    two threads (numpy releases the GIL while it sorts).
+    """
+    arr = values.to_numpy()
+    if blocks is None or arr.size < 1_000_000 or blocks.starts.size < 2:
+        return _sorted_has_repeats(arr)
+    from concurrent.futures import ThreadPoolExecutor
+
+    mid = int(blocks.starts[min(np.searchsorted(blocks.starts, arr.size // 2),
+                                blocks.starts.size - 1)])
+    with ThreadPoolExecutor(2) as pool:
+        return any(pool.map(_sorted_has_repeats, (arr[:mid], arr[mid:])))
 
 
 def _duplicates(df: pl.DataFrame, key: list[str]) -> pl.DataFrame:

@@ -427,9 +427,13 @@ def _clean_fast_run(df: pl.DataFrame, sep: str) -> pl.DataFrame | None:
     # exact parser checks and reports the lines
     key = ["query_id", "doc_id"]
     tag = df.get_column("tag")
-    if not (tag == tag[0]).all():
+    if (tag == tag[0]).all():
+        # one run: a constant column (polars then knows it is sorted, which lets
+        # later steps see "one run" without scanning it)
+        df = df.with_columns(pl.lit(tag[0], pl.String).alias("tag"))
+    else:
         key.append("tag")
-    if frames.has_repeats(frames.key_hash(df, key)):
+    if frames.has_repeats(frames.key_hash(df, key), frames.query_blocks(df, ("tag", "query_id"))):
         return None
     return df
 

@@ -22,19 +22,32 @@ Two strategies compute the ranks and give identical results:
     faster when few documents are judged (the usual case: a 1000-deep run with
     a handful of labels per query).
 
-``"auto"`` picks ``"count"`` when that product is small.
+``"presorted"``
+    for runs that list each query's documents together, best score first (as
+    TREC run files and most frames do): a document's rank is its position in
+    the block of its query, corrected for tied scores (documents with the same
+    score are ordered by ``doc_id`` descending). Checking that the frame is laid
+    out so costs one pass over the query ids and one over the scores; nothing
+    is joined or sorted. When the frame is not laid out so, the other
+    strategies are used.
+
+``"auto"`` tries ``"presorted"``, then picks ``"count"`` when that product is
+small and ``"sort"`` otherwise.
 """
 
 from __future__ import annotations
 
 from typing import Literal
 
+import numpy as np
 import polars as pl
+
+from .frames import Blocks, query_blocks
 
 __all__ = ["RankedJudged", "rank_judged"]
 
 KEYS = ["run", "query_id"]
-Strategy = Literal["auto", "sort", "count"]
+Strategy = Literal["auto", "sort", "count", "presorted"]
 
 
 class RankedJudged:
@@ -60,6 +73,153 @@ def _scores(run: pl.LazyFrame, compat: str) -> pl.LazyFrame:
     return run
 
 
+def _rank_joined(
+    run: pl.DataFrame, qrels: pl.DataFrame, compat: str, strategy: str
+) -> tuple[pl.LazyFrame, pl.DataFrame]:
+    """Ranks of judged documents by sorting or counting ("sort"/"count"/"auto")."""
+    run_lf = _scores(run.lazy().select("run", "query_id", "doc_id", "score"), compat)
+    qrels_lf = qrels.lazy()
+    counts_lf = run_lf.group_by(KEYS).agg(pl.len().cast(pl.Int64).alias("n"))
+    # cheap single-column pre-filter before the two-key join (most documents are unjudged)
+    judged_docs = qrels.get_column("doc_id").unique().implode()
+    hits_lf = run_lf.filter(pl.col("doc_id").is_in(judged_docs)).join(
+        qrels_lf, on=["query_id", "doc_id"], how="inner"
+    )
+    counts, hits = pl.collect_all([counts_lf, hits_lf])
+
+    if strategy in ("auto", "presorted"):
+        per_q = hits.group_by(KEYS).agg(pl.len().alias("j")).join(counts, on=KEYS)
+        work = per_q.select((pl.col("j") * pl.col("n")).sum()).item() or 0
+        strategy = "count" if work <= 4 * max(run.height, 1) else "sort"
+
+    judged: pl.LazyFrame
+    if strategy == "sort":
+        judged = (
+            run_lf.sort(["run", "query_id", "score", "doc_id"], descending=[False, False, True, True])
+            .with_columns(pl.int_range(1, pl.len() + 1, dtype=pl.Int64).over(KEYS).alias("rank"))
+            .join(qrels_lf, on=["query_id", "doc_id"], how="inner")
+            .select(*KEYS, "doc_id", "relevance", "rank")
+        )
+    else:
+        mine = hits.lazy().select(
+            *KEYS, pl.col("doc_id").alias("_d"), pl.col("score").alias("_s"), "relevance"
+        )
+        # one run: join on the query alone (cheaper than the two-string key)
+        keys = ["query_id"] if counts.get_column("run").n_unique() == 1 else KEYS
+        before = (
+            mine.select(*KEYS, "_d", "_s")
+            .join(run_lf.select(*keys, "doc_id", "score"), on=keys, how="inner")
+            .filter(pl.col("score") >= pl.col("_s"))
+            .group_by([*KEYS, "_d"])
+            # among documents scoring at least as high: higher scores, and equal scores
+            # with a larger doc id (the judged document itself counts neither way)
+            .agg(((pl.col("score") > pl.col("_s")) | (pl.col("doc_id") > pl.col("_d")))
+                 .sum().alias("_above"))
+        )
+        judged = mine.join(before, on=[*KEYS, "_d"], how="left").select(
+            *KEYS,
+            pl.col("_d").alias("doc_id"),
+            "relevance",
+            (pl.col("_above").fill_null(0).cast(pl.Int64) + 1).alias("rank"),
+        )
+    return judged, counts.select(*KEYS, pl.col("n").alias("num_ret"))
+
+
+def _first_true(lo: np.ndarray, hi: np.ndarray, test) -> np.ndarray:  # type: ignore[no-untyped-def]
+    """Vectorised binary search: per element, the first i in [lo, hi) with test(i) True.
+
+    ``test`` must be monotone (False ... False True ... True) on each range;
+    returns ``hi`` where it is never True. Costs log2(range) small numpy steps.
+    """
+    lo, hi = lo.copy(), hi.copy()
+    while True:
+        act = np.flatnonzero(lo < hi)
+        if act.size == 0:
+            return lo
+        mid = (lo[act] + hi[act]) // 2
+        ok = test(mid, act)
+        hi[act[ok]] = mid[ok]
+        lo[act[~ok]] = mid[~ok] + 1
+
+
+def _increases(score: pl.Series) -> np.ndarray:
+    """Rows whose score is higher than the previous row's (chunk by chunk, no copy)."""
+    parts, offset, prev = [], 0, None
+    for chunk in score.get_chunks():
+        c = chunk.to_numpy()
+        if c.size == 0:
+            continue
+        if prev is not None and c[0] > prev:
+            parts.append(np.array([offset]))
+        parts.append(np.flatnonzero(c[1:] > c[:-1]) + (offset + 1))
+        offset, prev = offset + c.size, c[-1]
+    return np.concatenate(parts) if parts else np.zeros(0, np.int64)
+
+
+def _rank_presorted(
+    run: pl.DataFrame, qrels: pl.DataFrame, compat: str, blocks: Blocks | None = None
+) -> tuple[pl.DataFrame, pl.DataFrame] | None:
+    """Ranks when each query's rows are contiguous and sorted by score; else None.
+
+    A judged document at row ``p`` of its block ``[a, b)`` has every row of the
+    block before its tie group above it (scores are non-increasing), plus the
+    documents of its tie group with a larger ``doc_id``. The tie group's ends are
+    found by binary search; only tied rows are compared by ``doc_id``.
+    """
+    blocks = blocks or query_blocks(run)
+    if blocks is None:
+        return None
+    starts, ends = blocks.starts, blocks.ends
+    # scores must not increase inside a block (they may at a block's first row);
+    # sorted float64 scores stay sorted as float32 (trec_eval-9), so one check serves
+    score = run.get_column("score")
+    if not np.isin(_increases(score), starts).all():
+        return None
+
+    def s(rows: np.ndarray) -> np.ndarray:
+        out = score.gather(rows).to_numpy()
+        return out.astype(np.float32).astype(np.float64) if compat == "trec_eval-9" else out
+
+    judged_docs = qrels.get_column("doc_id").unique().implode()
+    cand = run.select(pl.arg_where(pl.col("doc_id").is_in(judged_docs)).alias("_p"))
+    hits = (
+        run.select(*KEYS, "doc_id")[cand.get_column("_p")]
+        .with_columns(cand.get_column("_p").cast(pl.Int64))
+        .join(qrels, on=["query_id", "doc_id"], how="inner")
+    )
+    p = hits.get_column("_p").to_numpy()
+    blk = np.searchsorted(starts, p, side="right") - 1
+    a, b, sp = starts[blk], ends[blk], s(p)
+    # tie group [lo, hi) of each judged document
+    lo = _first_true(a, p, lambda m, i: s(m) <= sp[i])
+    hi = _first_true(p + 1, b, lambda m, i: s(m) < sp[i])
+    above = lo - a
+    tied = np.flatnonzero(hi - lo > 1)
+    if tied.size:
+        size = (hi - lo)[tied]
+        owner = np.repeat(tied, size)
+        rows = np.repeat(lo[tied] - np.cumsum(size) + size, size) + np.arange(size.sum())
+        extra = (
+            pl.DataFrame({
+                "_h": owner,
+                "_d": run.get_column("doc_id").gather(rows),
+                "_mine": hits.get_column("doc_id").gather(owner),
+            })
+            .group_by("_h")
+            .agg((pl.col("_d") > pl.col("_mine")).sum().alias("_n"))
+        )
+        np.add.at(above, extra.get_column("_h").to_numpy(), extra.get_column("_n").to_numpy())
+    judged = hits.select(
+        *KEYS, "doc_id", "relevance", pl.Series("rank", above + 1, dtype=pl.Int64)
+    )
+    num_ret = blocks.keys.select(
+        pl.col("run") if "run" in blocks.keys.columns else pl.lit(None, pl.String).alias("run"),
+        "query_id",
+        pl.Series("num_ret", blocks.lengths, dtype=pl.Int64),
+    )
+    return judged, num_ret
+
+
 def rank_judged(
     run: pl.DataFrame,
     qrels: pl.DataFrame,
@@ -82,7 +242,8 @@ def rank_judged(
     compat
         ``"trec_eval-9"`` orders by float32 scores like trec_eval 9/pytrec_eval.
     strategy
-        ``"sort"``, ``"count"`` or ``"auto"`` (see the module docstring).
+        ``"auto"``, ``"presorted"``, ``"count"`` or ``"sort"`` (see the module
+        docstring); all give the same result.
 
     Examples
     --------
@@ -93,55 +254,18 @@ def rank_judged(
     >>> rank_judged(run, qrels).judged["rank"].to_list()   # b, then c before a (tie)
     [3]
     """
-    run_lf = _scores(run.lazy().select("run", "query_id", "doc_id", "score"), compat)
-    qrels_lf = qrels.lazy()
-    counts_lf = run_lf.group_by(KEYS).agg(pl.len().cast(pl.Int64).alias("n"))
-    # cheap single-column pre-filter before the two-key join (most documents are unjudged)
-    judged_docs = qrels.get_column("doc_id").unique().implode()
-    hits_lf = run_lf.filter(pl.col("doc_id").is_in(judged_docs)).join(
-        qrels_lf, on=["query_id", "doc_id"], how="inner"
-    )
-    counts, hits = pl.collect_all([counts_lf, hits_lf])
-
-    if strategy == "auto":
-        per_q = hits.group_by(KEYS).agg(pl.len().alias("j")).join(counts, on=KEYS)
-        work = per_q.select((pl.col("j") * pl.col("n")).sum()).item() or 0
-        strategy = "count" if work <= 4 * max(run.height, 1) else "sort"
-
-    judged: pl.LazyFrame
-    if strategy == "sort":
-        judged = (
-            run_lf.sort(["run", "query_id", "score", "doc_id"], descending=[False, False, True, True])
-            .with_columns(pl.int_range(1, pl.len() + 1, dtype=pl.Int64).over(KEYS).alias("rank"))
-            .join(qrels_lf, on=["query_id", "doc_id"], how="inner")
-            .select(*KEYS, "doc_id", "relevance", "rank")
+    if strategy not in ("auto", "sort", "count", "presorted"):
+        raise ValueError(
+            f"strategy must be 'auto', 'sort', 'count' or 'presorted', not {strategy!r}"
         )
-    elif strategy == "count":
-        mine = hits.lazy().select(
-            *KEYS, pl.col("doc_id").alias("_d"), pl.col("score").alias("_s"), "relevance"
-        )
-        # one run: join on the query alone (cheaper than the two-string key)
-        keys = ["query_id"] if counts.get_column("run").n_unique() == 1 else KEYS
-        before = (
-            mine.select(*KEYS, "_d", "_s")
-            .join(run_lf.select(*keys, "doc_id", "score"), on=keys, how="inner")
-            .filter(pl.col("score") >= pl.col("_s"))
-            .group_by([*KEYS, "_d"])
-            # among documents scoring at least as high: higher scores, and equal scores
-            # with a larger doc id (the judged document itself counts neither way)
-            .agg(((pl.col("score") > pl.col("_s")) | (pl.col("doc_id") > pl.col("_d")))
-                 .sum().alias("_above"))
-        )
-        judged = mine.join(before, on=[*KEYS, "_d"], how="left").select(
-            *KEYS,
-            pl.col("_d").alias("doc_id"),
-            "relevance",
-            (pl.col("_above").fill_null(0).cast(pl.Int64) + 1).alias("rank"),
-        )
+    found = None
+    if strategy in ("auto", "presorted"):
+        found = _rank_presorted(run, qrels, compat)
+        strategy = "auto" if found is None else strategy
+    if found is not None:
+        judged, num_ret = found[0].lazy(), found[1]
     else:
-        raise ValueError(f"strategy must be 'auto', 'sort' or 'count', not {strategy!r}")
-
-    num_ret = counts.select(*KEYS, pl.col("n").alias("num_ret"))
+        judged, num_ret = _rank_joined(run, qrels, compat, strategy)
     if depth is not None:
         judged = judged.filter(pl.col("rank") <= depth)
         num_ret = num_ret.with_columns(pl.min_horizontal("num_ret", pl.lit(depth)).alias("num_ret"))

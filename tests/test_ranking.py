@@ -1,0 +1,178 @@
+"""The ranking strategies agree, and the layout checks behind "presorted" are exact."""
+
+from __future__ import annotations
+
+import numpy as np
+import polars as pl
+import pytest
+from hypothesis import assume, given, settings
+from hypothesis import strategies as st
+
+from searcheval_frames import ranking
+from searcheval_frames.evaluate import evaluate_frames
+from searcheval_frames.frames import has_repeats, key_hash, query_blocks
+from searcheval_frames.measures import parse_measure
+
+# ids chosen so that byte order differs from numeric and case-insensitive order
+DOCS = ["d1", "d10", "d2", "D3", "a", "b", "9", "10", "é", "z", "Z", "d11"]
+
+
+@st.composite
+def laid_out_runs(draw):
+    """Runs listed query by query, best score first, ties in any order (as files are)."""
+    rows, qrows = [], []
+    runs = draw(st.lists(st.sampled_from(["A", "B", "C"]), unique=True, min_size=1, max_size=3))
+    queries = draw(st.lists(st.sampled_from(["q1", "q2", "10", "9"]), unique=True, min_size=1,
+                            max_size=4))
+    # blocks ordered by run then query, or by query then run: both are contiguous
+    pairs = [(r, q) for r in runs for q in queries]
+    if draw(st.booleans()):
+        pairs = [(r, q) for q in queries for r in runs]
+    for r, q in pairs:
+        docs = draw(st.lists(st.sampled_from(DOCS), unique=True, min_size=1, max_size=12))
+        scores = draw(st.lists(st.sampled_from([0.0, 1.0, 1.5, 2.0, 1e-9, -3.0, 2.000000001]),
+                               min_size=len(docs), max_size=len(docs)))
+        block = sorted(zip(docs, scores, strict=True), key=lambda t: -t[1])  # stable: ties as drawn
+        rows += [(r, q, d, s) for d, s in block]
+    for q in queries:
+        judged = draw(st.lists(st.sampled_from(DOCS), unique=True, max_size=8))
+        qrows += [(q, d, draw(st.integers(-1, 3))) for d in judged]
+    run = pl.DataFrame(rows, schema=["run", "query_id", "doc_id", "score"], orient="row")
+    qrels = pl.DataFrame(qrows, schema={"query_id": pl.String, "doc_id": pl.String,
+                                        "relevance": pl.Int64}, orient="row")
+    return run, qrels
+
+
+def _same(a: ranking.RankedJudged, b: ranking.RankedJudged) -> None:
+    assert a.judged.equals(b.judged)
+    keys = ranking.KEYS
+    assert a.num_ret.sort(keys).equals(b.num_ret.sort(keys))
+
+
+@settings(max_examples=150, deadline=None)
+@given(data=laid_out_runs(), compat=st.sampled_from(["trec_eval-10", "trec_eval-9"]),
+       depth=st.sampled_from([None, 1, 3]), judged_only=st.booleans())
+def test_presorted_equals_count_and_sort(data, compat, depth, judged_only):
+    run, qrels = data
+    assert ranking._rank_presorted(run, qrels, compat) is not None  # the fast path is taken
+    kw = dict(compat=compat, depth=depth, judged_only=judged_only)
+    pre = ranking.rank_judged(run, qrels, strategy="presorted", **kw)
+    _same(pre, ranking.rank_judged(run, qrels, strategy="count", **kw))
+    _same(pre, ranking.rank_judged(run, qrels, strategy="sort", **kw))
+
+
+@settings(max_examples=60, deadline=None)
+@given(data=laid_out_runs(), seed=st.integers(0, 10_000))
+def test_shuffled_rows_fall_back_and_agree(data, seed):
+    """Any row order gives the same ranks; a split or unsorted block is detected."""
+    run, qrels = data
+    shuffled = run.sample(fraction=1.0, shuffle=True, seed=seed)
+    blocks = query_blocks(shuffled)
+    pre = ranking._rank_presorted(shuffled, qrels, "trec_eval-10")
+    if pre is not None:  # only when the shuffle kept every block together and sorted
+        assert blocks is not None
+    _same(ranking.rank_judged(shuffled, qrels), ranking.rank_judged(run, qrels, strategy="count"))
+
+
+ALL = [parse_measure(n) for n in [
+    "P@1", "P@5", "R@3", "RR", "AP", "nDCG", "nDCG@3", "Rprec", "Bpref", "IPrec@0.3",
+    "NumRet", "NumRelRet", "Judged@5", "SetP"]]
+
+
+@settings(max_examples=40, deadline=None)
+@given(data=laid_out_runs())
+@pytest.mark.filterwarnings("ignore::searcheval_frames.errors.SearchEvalWarning")
+def test_evaluate_same_with_every_strategy(data):
+    run, qrels = data
+    assume(qrels.height > 0)  # else no query in common: an error, tested elsewhere
+    out = [evaluate_frames(run, qrels, ALL, per_query=True, strategy=s)
+           for s in ("presorted", "count", "sort")]
+    assert out[0].equals(out[1]) and out[0].equals(out[2])
+
+
+def test_tie_groups_use_doc_id_descending_byte_order():
+    # scores tie across the whole block; trec_eval order: z, é, d2, d10, d1, D3, a... by bytes
+    docs = ["d1", "d10", "d2", "é", "z", "D3"]
+    run = pl.DataFrame({"run": "r", "query_id": "q", "doc_id": docs, "score": 1.0})
+    qrels = pl.DataFrame({"query_id": ["q"] * 6, "doc_id": docs, "relevance": [1] * 6})
+    got = ranking.rank_judged(run, qrels, strategy="presorted").judged
+    expected = sorted(docs, key=lambda d: d.encode(), reverse=True)
+    assert got["doc_id"].to_list() == expected
+    assert got["rank"].to_list() == [1, 2, 3, 4, 5, 6]
+
+
+def test_rank_within_block_counts_only_higher_scores_and_ties():
+    run = pl.DataFrame({
+        "run": "r", "query_id": ["1"] * 5 + ["2"] * 3,
+        "doc_id": ["a", "b", "c", "d", "e", "a", "b", "c"],
+        "score": [5.0, 4.0, 4.0, 4.0, 1.0, 3.0, 2.0, 2.0],
+    })
+    qrels = pl.DataFrame({"query_id": ["1", "1", "2"], "doc_id": ["c", "e", "b"],
+                          "relevance": [1, 1, 1]})
+    got = ranking.rank_judged(run, qrels, strategy="presorted")
+    # query 1: a (5), then ties d > c > b by doc id, then e; query 2: a, then c > b
+    assert got.judged.select("query_id", "doc_id", "rank").rows() == [
+        ("1", "c", 3), ("1", "e", 5), ("2", "b", 3)]
+    assert dict(got.num_ret.select("query_id", "num_ret").rows()) == {"1": 5, "2": 3}
+
+
+def test_query_blocks_detects_split_and_interleaved_runs():
+    df = pl.DataFrame({"run": ["A", "A", "B", "B", "A"], "query_id": ["1", "1", "1", "2", "2"],
+                       "doc_id": list("abcde")})
+    b = query_blocks(df)
+    assert b is not None
+    assert b.starts.tolist() == [0, 2, 3, 4] and b.lengths.tolist() == [2, 1, 1, 1]
+    assert b.keys.rows() == [("A", "1"), ("B", "1"), ("B", "2"), ("A", "2")]
+    split = pl.DataFrame({"run": "A", "query_id": ["1", "2", "1"], "doc_id": list("abc")})
+    assert query_blocks(split) is None
+    assert query_blocks(split.clear()) is None
+
+
+def test_unsorted_block_is_not_presorted():
+    run = pl.DataFrame({"run": "r", "query_id": ["1", "1", "2", "2"],
+                        "doc_id": list("abcd"), "score": [1.0, 2.0, 9.0, 1.0]})
+    qrels = pl.DataFrame({"query_id": ["1"], "doc_id": ["a"], "relevance": [1]})
+    assert ranking._rank_presorted(run, qrels, "trec_eval-10") is None
+    # a score going up at a block boundary is fine
+    ok = run.with_columns(pl.Series("score", [2.0, 1.0, 9.0, 1.0]))
+    assert ranking._rank_presorted(ok, qrels, "trec_eval-10") is not None
+    assert ranking.rank_judged(run, qrels).judged["rank"].to_list() == [2]
+
+
+def test_increases_across_chunks():
+    parts = [pl.Series("score", [3.0, 2.0]), pl.Series("score", [5.0, 1.0, 4.0])]
+    s = pl.concat(parts, rechunk=False)
+    assert s.n_chunks() == 2
+    assert ranking._increases(s).tolist() == [2, 4]
+
+
+def test_unknown_strategy():
+    run = pl.DataFrame({"run": "r", "query_id": ["1"], "doc_id": ["a"], "score": [1.0]})
+    with pytest.raises(ValueError, match="strategy must be"):
+        ranking.rank_judged(run, run.select("query_id", "doc_id", relevance=1), strategy="fast")
+
+
+@settings(max_examples=15, deadline=None)
+@given(n_blocks=st.integers(1, 30), dup_at=st.one_of(st.none(), st.integers(0, 10_000)),
+       seed=st.integers(0, 1000))
+def test_has_repeats_with_blocks(n_blocks, dup_at, seed):
+    """The threaded, block-split check finds a repeat wherever it is (big input)."""
+    rng = np.random.default_rng(seed)
+    lengths = rng.integers(1, 2_500_000 // n_blocks, n_blocks)
+    n = int(lengths.sum())
+    q = np.repeat(np.arange(n_blocks), lengths)
+    d = np.arange(n)  # unique documents
+    if dup_at is not None:
+        i = dup_at % n
+        j = i + 1 if i + 1 < n and q[i + 1] == q[i] else i - 1
+        if j >= 0 and q[j] == q[i]:
+            d[j] = d[i]
+        else:
+            dup_at = None  # a one-row block cannot hold a duplicate
+    df = pl.DataFrame({"query_id": q, "doc_id": d}).select(
+        pl.lit("r").alias("run"), pl.all().cast(pl.String))
+    blocks = query_blocks(df)
+    assert blocks is not None
+    h = key_hash(df, ["query_id", "doc_id"])
+    assert has_repeats(h, blocks) == (dup_at is not None)
+    assert has_repeats(h) == (dup_at is not None)
