@@ -468,8 +468,8 @@ def has_repeats(values: pl.Series, blocks: Blocks | None = None) -> bool:
         return _sorted_has_repeats(arr)
     from concurrent.futures import ThreadPoolExecutor
 
-    mid = int(blocks.starts[min(np.searchsorted(blocks.starts, arr.size // 2),
-                                blocks.starts.size - 1)])
+    k = min(int(np.searchsorted(blocks.starts, arr.size // 2)), blocks.starts.size - 1)
+    mid = int(blocks.starts[k])
     with ThreadPoolExecutor(2) as pool:
         return any(pool.map(_sorted_has_repeats, (arr[:mid], arr[mid:])))
 

@@ -37,6 +37,7 @@ small and ``"sort"`` otherwise.
 
 from __future__ import annotations
 
+from collections.abc import Callable
 from typing import Literal
 
 import numpy as np
@@ -125,7 +126,9 @@ def _rank_joined(
     return judged, counts.select(*KEYS, pl.col("n").alias("num_ret"))
 
 
-def _first_true(lo: np.ndarray, hi: np.ndarray, test) -> np.ndarray:  # type: ignore[no-untyped-def]
+def _first_true(
+    lo: np.ndarray, hi: np.ndarray, test: Callable[[np.ndarray, np.ndarray], np.ndarray]
+) -> np.ndarray:
     """Vectorised binary search: per element, the first i in [lo, hi) with test(i) True.
 
     ``test`` must be monotone (False ... False True ... True) on each range;
