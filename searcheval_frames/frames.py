@@ -22,6 +22,7 @@ them after a NaN) become ``"1"``.
 from __future__ import annotations
 
 from collections.abc import Mapping
+from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass
 from typing import Any, Literal
 
@@ -466,8 +467,6 @@ def has_repeats(values: pl.Series, blocks: Blocks | None = None) -> bool:
     arr = values.to_numpy()
     if blocks is None or arr.size < 1_000_000 or blocks.starts.size < 2:
         return _sorted_has_repeats(arr)
-    from concurrent.futures import ThreadPoolExecutor
-
     k = min(int(np.searchsorted(blocks.starts, arr.size // 2)), blocks.starts.size - 1)
     mid = int(blocks.starts[k])
     with ThreadPoolExecutor(2) as pool:
