@@ -33,7 +33,7 @@ from typing import Any, Literal
 import polars as pl
 
 from .errors import IdMismatchError, SearchEvalError, SearchEvalWarning
-from .frames import _to_polars, input_kind, qrels_frame, run_frame, to_native
+from .frames import Blocks, _to_polars, input_kind, qrels_frame, run_frame, to_native
 from .measures import Context, Measure, parse_measures
 from .measures.ndcg import gain_expr
 from .ranking import RankedJudged, Strategy, rank_judged
@@ -119,7 +119,15 @@ def evaluate(
     ms = parse_measures(measures)
     given = _given_names(measures, ms) if names == "as_given" else None
     _check_options(relevance_level, missing, depth, compat, names)
-    run_df = _from_path_or_frame(run, "run", columns)
+    blocks = None
+    if _is_path(run):  # a file in rank order: its query blocks come with it
+        from . import io
+
+        run_df, blocks = io._read_runs(run, columns=columns, rank=False)
+        if blocks is None:
+            run_df = run_frame(run_df, validate=False)
+    else:
+        run_df = _from_path_or_frame(run, "run", columns)
     qrels_df = _from_path_or_frame(qrels, "qrels", columns)
     result = evaluate_frames(
         run_df,
@@ -132,6 +140,7 @@ def evaluate(
         judged_only=judged_only,
         compat=compat,
         strategy=strategy,
+        blocks=blocks,
     )
     if given:
         result = result.with_columns(pl.col("measure").replace(given))
@@ -297,15 +306,20 @@ def evaluate_frames(
     judged_only: bool = False,
     compat: str = "trec_eval-10",
     strategy: Strategy = "auto",
+    blocks: Blocks | None = None,
 ) -> pl.DataFrame:
-    """:func:`evaluate` on canonical polars frames (no conversion, no option checks)."""
+    """:func:`evaluate` on canonical polars frames (no conversion, no option checks).
+
+    ``blocks``: the run's (run, query) blocks when the caller already knows them.
+    """
     ctx = Context(relevance_level=relevance_level, compat=compat)
     cols = {m: f"_m{i}" for i, m in enumerate(measures)}
     aggs = [e for m in measures for e in m.definition.agg(m, ctx, cols[m])]
     values = [m.definition.value(m, ctx, cols[m]).cast(pl.Float64).alias(m.name) for m in measures]
 
     ranked = rank_judged(
-        run, qrels, depth=depth, judged_only=judged_only, compat=compat, strategy=strategy
+        run, qrels, depth=depth, judged_only=judged_only, compat=compat, strategy=strategy,
+        blocks=blocks,
     )
     run_order, table = query_plan(run, ranked, qrels, missing)
     stats = _qrels_stats(qrels, ctx)

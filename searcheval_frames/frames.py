@@ -409,19 +409,15 @@ class Blocks:
         return self.ends - self.starts
 
 
-def _constant(s: pl.Series) -> bool:
-    """Whether every value of ``s`` is the same (O(1) when polars knows it is sorted)."""
-    if s.len() == 0:
-        return True
-    if s.flags["SORTED_ASC"] or s.flags["SORTED_DESC"]:
-        return bool(s[0] == s[-1])
-    return False
+def _run_starts(df: pl.DataFrame, col: str) -> np.ndarray:
+    """First row of every run of equal values in ``df[col]``.
 
-
-def _run_starts(s: pl.Series) -> np.ndarray:
-    """First row of every run of equal values in ``s``."""
-    lengths = s.rle().struct.field("len").to_numpy().astype(np.int64)
-    return np.concatenate(([0], np.cumsum(lengths)[:-1]))
+    Through an expression on the frame, not ``get_column``: a constant column
+    (``pl.lit``) stays a scalar and costs nothing, where ``get_column`` would
+    first build its seven million values.
+    """
+    lengths = df.select(pl.col(col).rle().struct.field("len")).to_series().to_numpy()
+    return np.concatenate(([0], np.cumsum(lengths.astype(np.int64))[:-1]))
 
 
 def query_blocks(df: pl.DataFrame, key: tuple[str, str] = ("run", "query_id")) -> Blocks | None:
@@ -443,10 +439,13 @@ def query_blocks(df: pl.DataFrame, key: tuple[str, str] = ("run", "query_id")) -
     if n == 0:
         return None
     outer, inner = key
-    starts = _run_starts(df.get_column(inner))
-    if outer in df.columns and not _constant(df.get_column(outer)):
-        starts = np.union1d(starts, _run_starts(df.get_column(outer)))
-    keys = df.select(*(c for c in key if c in df.columns))[starts]
+    starts = _run_starts(df, inner)
+    if outer in df.columns:
+        outer_starts = _run_starts(df, outer)
+        if outer_starts.size > 1:
+            starts = np.union1d(starts, outer_starts)
+    idx = pl.Series(starts, dtype=pl.Int64)
+    keys = df.select(pl.col(c).gather(idx) for c in key if c in df.columns)
     if keys.height > 1 and keys.is_duplicated().any():
         return None
     return Blocks(starts, np.append(starts[1:], n), keys)

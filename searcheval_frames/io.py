@@ -372,7 +372,7 @@ _RUN_NAMES = ["query_id", "iter", "doc_id", "rank", "score", "tag"]
 
 def _fast_trec_run(
     path: Path, data: bytes | None, rank: bool = True
-) -> pl.DataFrame | None:
+) -> tuple[pl.DataFrame, frames.Blocks | None] | None:
     """Multi-threaded parse of a clean single-separator run file; None when not clean."""
     head = _head_text(path, 1 << 16)
     sep = "\t" if "\t" in head else " "
@@ -385,8 +385,8 @@ def _fast_trec_run(
         except OSError:
             return None
         if not gz:  # plain text: polars' reader (pyarrow is not even imported)
-            df = _polars_trec_run(path, sep, rank)
-            return None if df is None else _clean_fast_run(df, sep)
+            parsed = _polars_trec_run(path, sep, rank, head)
+            return None if parsed is None else _clean_fast_run(parsed[0], sep, parsed[1])
     import pyarrow as pa
     import pyarrow.csv as pacsv
 
@@ -408,50 +408,82 @@ def _fast_trec_run(
         )
     except (pa.ArrowInvalid, pa.ArrowTypeError, UnicodeDecodeError, OSError):
         return None
-    parsed = pl.from_arrow(table, rechunk=False)
-    assert isinstance(parsed, pl.DataFrame)
-    return _clean_fast_run(parsed, sep)
+    frame = pl.from_arrow(table, rechunk=False)
+    assert isinstance(frame, pl.DataFrame)
+    return _clean_fast_run(frame, sep)
 
 
-def _polars_trec_run(path: Path, sep: str, rank: bool = True) -> pl.DataFrame | None:
-    """Polars' multi-threaded CSV reader straight into polars strings (no arrow copy)."""
+def _first_tag(head: str) -> str | None:
+    """The run tag of the first result line when it is a plain 6-field line."""
+    line = _first_data_line(head)
+    fields = line.split(" ") if line is not None else []
+    return fields[5] if len(fields) == 6 and all(fields) else None
+
+
+def _polars_trec_run(
+    path: Path, sep: str, rank: bool = True, head: str = ""
+) -> tuple[pl.DataFrame, bool] | None:
+    """Polars' multi-threaded CSV reader straight into polars strings (no arrow copy).
+
+    Returns the frame and whether it is already checked. For a space-separated
+    file whose first line has a plain tag, the tag column is not built at all:
+    one boolean per line, computed while parsing, says that the line has that tag,
+    a finite score and no comment mark. Only when some line does not, the file
+    is parsed again with its tags (several runs in one file, or the exact reader).
+    """
     schema = {n: pl.String for n in _RUN_NAMES} | {"rank": pl.Int64, "score": pl.Float64}
+    cols = ["query_id", "doc_id", *(["rank"] if rank else []), "score"]
+    tag0 = _first_tag(head) if sep == " " else None
     try:
-        return (
-            pl.scan_csv(path, separator=sep, has_header=False, schema=schema, quote_char=None)
-            .select("query_id", "doc_id", *(["rank"] if rank else []), "score", "tag")
-            .collect()
-        )
+        lf = pl.scan_csv(path, separator=sep, has_header=False, schema=schema, quote_char=None)
+        if tag0 is not None:
+            ok = ((pl.col("tag") == tag0) & ~pl.col("query_id").str.starts_with("#")
+                  & pl.col("score").is_finite()).fill_null(False)
+            df = lf.select(*cols, ok.alias("_ok")).collect()
+            if (df.height and df.get_column("_ok").all()
+                    and not any(df.get_column(c).null_count() for c in cols)):
+                return df.drop("_ok").with_columns(pl.lit(tag0, pl.String).alias("tag")), True
+        return lf.select(*cols, "tag").collect(), False
     except (pl.exceptions.PolarsError, OSError, UnicodeDecodeError):
         return None
 
 
-def _clean_fast_run(df: pl.DataFrame, sep: str) -> pl.DataFrame | None:
-    """The fast parse when it is trustworthy, None to send the file to the exact reader."""
+def _clean_fast_run(
+    df: pl.DataFrame, sep: str, checked: bool = False
+) -> tuple[pl.DataFrame, frames.Blocks | None] | None:
+    """The fast parse when it is trustworthy, None to send the file to the exact reader.
+
+    Also returns the file's (tag, query) blocks when each query's lines are together.
+    """
     if df.height == 0:
         return None
-    checks = [pl.col("query_id").str.starts_with("#").any(), ~pl.col("score").is_finite().all(),
-              pl.any_horizontal(pl.all().is_null()).any()]
-    if sep == "\t":
-        # tab-separated: a field holding spaces (junk after the tag, padded ids) or an
-        # empty field needs the exact whitespace parser
-        for c in ("query_id", "doc_id", "tag"):
-            checks += [(pl.col(c) == "").any(), pl.col(c).str.contains(r"\s").any()]
-    if df.select(pl.any_horizontal(checks)).item():
-        return None
+    if not checked:
+        checks = [pl.col("query_id").str.starts_with("#").any(),
+                  ~pl.col("score").is_finite().all(),
+                  pl.any_horizontal(pl.all().is_null()).any()]
+        if sep == "\t":
+            # tab-separated: a field holding spaces (junk after the tag, padded ids) or an
+            # empty field needs the exact whitespace parser
+            for c in ("query_id", "doc_id", "tag"):
+                checks += [(pl.col(c) == "").any(), pl.col(c).str.contains(r"\s").any()]
+        if df.select(pl.any_horizontal(checks)).item():
+            return None
     # duplicate (tag, query, doc): distinct hashes prove uniqueness; otherwise the
     # exact parser checks and reports the lines
     key = ["query_id", "doc_id"]
-    tag = df.get_column("tag")
-    if (tag == tag[0]).all():
+    tag = None if checked else df.get_column("tag")  # (checked: one tag, a constant column)
+    if tag is None:
+        pass
+    elif (tag == tag[0]).all():
         # one run: a constant column (polars then knows it is sorted, which lets
         # later steps see "one run" without scanning it)
         df = df.with_columns(pl.lit(tag[0], pl.String).alias("tag"))
     else:
         key.append("tag")
-    if frames.has_repeats(frames.key_hash(df, key), frames.query_blocks(df, ("tag", "query_id"))):
+    blocks = frames.query_blocks(df, ("tag", "query_id"))
+    if frames.has_repeats(frames.key_hash(df, key), blocks):
         return None
-    return df
+    return df, blocks
 
 
 def _exact_trec_run(path: Path, data: bytes) -> pl.DataFrame:
@@ -490,11 +522,11 @@ def _exact_trec_run(path: Path, data: bytes) -> pl.DataFrame:
     )
 
 
-def _read_trec_run(path: Path, rank: bool = True) -> pl.DataFrame:
-    df = _fast_trec_run(path, None, rank)
-    if df is None:
-        df = _exact_trec_run(path, _read_bytes(path)).drop("line_no")
-    return df
+def _read_trec_run(path: Path, rank: bool = True) -> tuple[pl.DataFrame, frames.Blocks | None]:
+    fast = _fast_trec_run(path, None, rank)
+    if fast is None:
+        return _exact_trec_run(path, _read_bytes(path)).drop("line_no"), None
+    return fast
 
 
 # --------------------------------------------------------------------------- tables
@@ -744,6 +776,19 @@ def read_run(
     >>> read_run(p).row(0)
     ('bm25', '1', 'd1', 2.5, 1)
     """
+    out, _ = _read_runs(path, format, name, name_from, columns, rank)
+    return _native(out, backend)
+
+
+def _read_runs(
+    path: PathLike | Sequence[PathLike],
+    format: Format | None = None,
+    name: str | Sequence[str] | None = None,
+    name_from: Literal["tag", "file"] = "tag",
+    columns: Mapping[str, str] | None = None,
+    rank: bool = True,
+) -> tuple[pl.DataFrame, frames.Blocks | None]:
+    """:func:`read_run` as a polars frame, with its (run, query) blocks when known."""
     _check_format(format)
     if name_from not in ("tag", "file"):
         raise SearchEvalError(f"name_from={name_from!r}: use 'tag' or 'file'")
@@ -766,14 +811,20 @@ def read_run(
             )
     parts = []
     seen: dict[str, Path] = {}
+    blocks = None
     for p, nm in zip(paths, names, strict=True):
-        df = _read_one_run(p, format, columns, rank)
+        df, blocks = _read_one_run(p, format, columns, rank)
         if nm is not None:
             df = df.with_columns(pl.lit(nm).alias("run"))
         elif name_from == "file" or "tag" not in df.columns:
             df = df.with_columns(pl.lit(_stem(p)).alias("run"))
         else:
             df = df.with_columns(pl.col("tag").alias("run"))
+            if blocks is not None:  # (tag, query) blocks are the (run, query) blocks
+                blocks = frames.Blocks(blocks.starts, blocks.ends,
+                                       blocks.keys.rename({"tag": "run"}))
+        if "run" not in (blocks.keys.columns if blocks is not None else ()):
+            blocks = None
         df = df.select("run", "query_id", "doc_id", "score",
                        pl.col("rank") if "rank" in df.columns else pl.lit(None, pl.Int64)
                        .alias("rank"))
@@ -793,23 +844,24 @@ def read_run(
     out = parts[0] if len(parts) == 1 else pl.concat(parts, how="vertical_relaxed")
     if not rank or out["rank"].null_count() == out.height:
         out = out.drop("rank")
-    return _native(out, backend)
+    # blocks of one file's rows in file order hold for the frame (same rows, same order)
+    return out, (blocks if len(parts) == 1 else None)
 
 
 def _read_one_run(
     p: Path, fmt: str | None, columns: Mapping[str, str] | None, rank: bool = True
-) -> pl.DataFrame:
+) -> tuple[pl.DataFrame, frames.Blocks | None]:
     fmt = fmt or detect_format(p, "run")
     if fmt == "trec":
-        df = _read_trec_run(p, rank)
+        df, blocks = _read_trec_run(p, rank)
         if df.height == 0:
             raise EmptyInputError(f"{p}: the run file has no result lines (only comments or "
                                   "blank lines)")
         if df["tag"].null_count() == df.height:
             df = df.drop("tag")
-        return df
+        return df, blocks
     table, first, label = _read_table(p, fmt)
-    return _table_canonical(table, p, first, label, fmt, "run", columns)
+    return _table_canonical(table, p, first, label, fmt, "run", columns), None
 
 
 # --------------------------------------------------------------------------- public: qrels

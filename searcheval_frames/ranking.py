@@ -231,6 +231,7 @@ def rank_judged(
     judged_only: bool = False,
     compat: str = "trec_eval-10",
     strategy: Strategy = "auto",
+    blocks: Blocks | None = None,
 ) -> RankedJudged:
     """Rank each query's documents and keep the judged ones.
 
@@ -247,6 +248,9 @@ def rank_judged(
     strategy
         ``"auto"``, ``"presorted"``, ``"count"`` or ``"sort"`` (see the module
         docstring); all give the same result.
+    blocks
+        The run's (run, query) blocks (:func:`~searcheval_frames.frames.query_blocks`)
+        when the caller knows them already, e.g. from reading the file.
 
     Examples
     --------
@@ -263,7 +267,7 @@ def rank_judged(
         )
     found = None
     if strategy in ("auto", "presorted"):
-        found = _rank_presorted(run, qrels, compat)
+        found = _rank_presorted(run, qrels, compat, blocks)
         strategy = "auto" if found is None else strategy
     if found is not None:
         judged, num_ret = found[0].lazy(), found[1]
