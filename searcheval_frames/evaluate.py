@@ -119,16 +119,19 @@ def evaluate(
     ms = parse_measures(measures)
     given = _given_names(measures, ms) if names == "as_given" else None
     _check_options(relevance_level, missing, depth, compat, names)
+    qrels_df = _from_path_or_frame(qrels, "qrels", columns)
     blocks = None
-    if _is_path(run):  # a file in rank order: its query blocks come with it
+    if _is_path(run):
+        # a run file comes with its query blocks, and the rows of judged documents
+        # found while it is read (the reader marks the qrels' documents)
         from . import io
 
-        run_df, blocks = io._read_runs(run, columns=columns, rank=False)
+        run_df, blocks = io._read_runs(run, columns=columns, rank=False,
+                                       mark=qrels_df.get_column("doc_id").unique())
         if blocks is None:
             run_df = run_frame(run_df, validate=False)
     else:
         run_df = _from_path_or_frame(run, "run", columns)
-    qrels_df = _from_path_or_frame(qrels, "qrels", columns)
     result = evaluate_frames(
         run_df,
         qrels_df,

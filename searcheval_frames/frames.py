@@ -403,6 +403,9 @@ class Blocks:
     starts: np.ndarray
     ends: np.ndarray
     keys: pl.DataFrame
+    #: rows whose ``doc_id`` is in the document set the reader was asked to mark
+    #: (:func:`searcheval_frames.evaluate` passes the qrels' documents), or None
+    marked: np.ndarray | None = None
 
     @property
     def lengths(self) -> np.ndarray:

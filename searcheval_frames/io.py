@@ -371,7 +371,7 @@ _RUN_NAMES = ["query_id", "iter", "doc_id", "rank", "score", "tag"]
 
 
 def _fast_trec_run(
-    path: Path, data: bytes | None, rank: bool = True
+    path: Path, data: bytes | None, rank: bool = True, mark: pl.Series | None = None
 ) -> tuple[pl.DataFrame, frames.Blocks | None] | None:
     """Multi-threaded parse of a clean single-separator run file; None when not clean."""
     head = _head_text(path, 1 << 16)
@@ -385,8 +385,12 @@ def _fast_trec_run(
         except OSError:
             return None
         if not gz:  # plain text: polars' reader (pyarrow is not even imported)
-            parsed = _polars_trec_run(path, sep, rank, head)
-            return None if parsed is None else _clean_fast_run(parsed[0], sep, parsed[1])
+            parsed = _polars_trec_run(path, sep, rank, head, mark)
+            if parsed is None:
+                return None
+            if parsed[1]:
+                return parsed[0], parsed[2]
+            return _clean_fast_run(parsed[0], sep)
     import pyarrow as pa
     import pyarrow.csv as pacsv
 
@@ -421,14 +425,17 @@ def _first_tag(head: str) -> str | None:
 
 
 def _polars_trec_run(
-    path: Path, sep: str, rank: bool = True, head: str = ""
-) -> tuple[pl.DataFrame, bool] | None:
+    path: Path, sep: str, rank: bool = True, head: str = "", mark: pl.Series | None = None
+) -> tuple[pl.DataFrame, bool, frames.Blocks | None] | None:
     """Polars' multi-threaded CSV reader straight into polars strings (no arrow copy).
 
-    Returns the frame and whether it is already checked. For a space-separated
-    file whose first line has a plain tag, the tag column is not built at all:
-    one boolean per line, computed while parsing, says that the line has that tag,
-    a finite score and no comment mark. Only when some line does not, the file
+    Returns the frame, whether it is checked already (one run tag, finite scores,
+    no comment, no duplicate) and its blocks when known.
+    For a space-separated file whose first line has a plain tag, the tag column
+    is not built at all: one boolean per line, computed while parsing, says that
+    the line has that tag, a finite score and no comment mark; the file is read
+    in batches and each batch is checked while polars parses the next one (see
+    :func:`_stream_checked_run`). Only when some line is not like that, the file
     is parsed again with its tags (several runs in one file, or the exact reader).
     """
     schema = {n: pl.String for n in _RUN_NAMES} | {"rank": pl.Int64, "score": pl.Float64}
@@ -436,20 +443,108 @@ def _polars_trec_run(
     tag0 = _first_tag(head) if sep == " " else None
     try:
         lf = pl.scan_csv(path, separator=sep, has_header=False, schema=schema, quote_char=None)
-        if tag0 is not None:
+        if tag0 is not None and hasattr(lf, "collect_batches"):
             ok = ((pl.col("tag") == tag0) & ~pl.col("query_id").str.starts_with("#")
                   & pl.col("score").is_finite()).fill_null(False)
-            df = lf.select(*cols, ok.alias("_ok")).collect()
-            if (df.height and df.get_column("_ok").all()
-                    and not any(df.get_column(c).null_count() for c in cols)):
-                return df.drop("_ok").with_columns(pl.lit(tag0, pl.String).alias("tag")), True
-        return lf.select(*cols, "tag").collect(), False
+            done = _stream_checked_run(lf.select(*cols, ok.alias("_ok")), cols, tag0, mark)
+            if done is not None:
+                return done[0], True, done[1]
+        return lf.select(*cols, "tag").collect(), False, None
     except (pl.exceptions.PolarsError, OSError, UnicodeDecodeError):
         return None
 
 
+_BATCH_ROWS = 1 << 20
+_PAIR_HASH = pl.col("query_id").hash(1) ^ pl.col("doc_id").hash(2)
+
+
+def _repeats(values: np.ndarray) -> bool:
+    if values.size < 2:
+        return False
+    v = np.sort(values)
+    return bool((v[1:] == v[:-1]).any())
+
+
+def _stream_checked_run(
+    lf: pl.LazyFrame, cols: list[str], tag0: str, mark: pl.Series | None
+) -> tuple[pl.DataFrame, frames.Blocks | None] | None:
+    """Read a one-tag run in batches, checking each while polars parses the next.
+
+    Per batch: the line check (``_ok``), the query blocks (run-length encoding of
+    the query ids, merged across batch edges), the duplicate check (hashes of
+    (query, doc) sorted block-aligned segment by segment: a document can only
+    repeat inside its query's block) and, with ``mark``, the rows whose document
+    is in ``mark``. None when a line fails the check or a hash repeats (the exact
+    reader then reports the lines). When a query's lines turn out not to be
+    together, the duplicate check is redone over the whole frame.
+    """
+    parts: list[pl.DataFrame] = []
+    lens: list[np.ndarray] = []
+    vals: list[pl.Series] = []
+    marked: list[np.ndarray] = []
+    carry = np.zeros(0, np.uint64)
+    offset = 0
+    judged = mark.implode() if mark is not None else None
+    for b in lf.collect_batches(chunk_size=_BATCH_ROWS):
+        n = b.height
+        if n == 0:
+            continue
+        if not b.get_column("_ok").all() or any(b.get_column(c).null_count() for c in cols):
+            return None
+        b = b.drop("_ok")
+        runs = b.select(pl.col("query_id").rle()).to_series()
+        bl = runs.struct.field("len").to_numpy().astype(np.int64)
+        bv = runs.struct.field("value")
+        h = b.select(_PAIR_HASH).to_series().to_numpy()
+        last_start = n - int(bl[-1])
+        cont = bool(vals) and vals[-1][-1] == bv[0]
+        if cont:  # the batch goes on with the previous batch's last query
+            lens[-1][-1] += bl[0]
+            bl, bv = bl[1:], bv[1:]
+        if last_start == 0:  # one query only in this batch
+            if cont:
+                carry = np.concatenate((carry, h))
+            else:
+                if _repeats(carry):
+                    return None
+                carry = h
+        else:
+            if cont:
+                seg = np.concatenate((carry, h[:last_start]))
+            else:
+                if _repeats(carry):
+                    return None
+                seg = h[:last_start]
+            if _repeats(seg):
+                return None
+            carry = h[last_start:]
+        if bl.size:
+            lens.append(bl.copy())
+            vals.append(bv)
+        if judged is not None:
+            hit = b.select(pl.arg_where(pl.col("doc_id").is_in(judged))).to_series()
+            marked.append(hit.to_numpy().astype(np.int64) + offset)
+        parts.append(b)
+        offset += n
+    if not parts or _repeats(carry):
+        return None
+    df = pl.concat(parts, how="vertical", rechunk=False).with_columns(
+        pl.lit(tag0, pl.String).alias("tag"))
+    lengths = np.concatenate(lens)
+    starts = np.concatenate(([0], np.cumsum(lengths)[:-1]))
+    keys = pl.DataFrame({"tag": pl.Series([tag0] * lengths.size, dtype=pl.String),
+                         "query_id": pl.concat(vals)})
+    if keys.get_column("query_id").is_duplicated().any():
+        # a query's lines are not together: blocks do not hold, check the whole frame
+        if frames.has_repeats(frames.key_hash(df, ["query_id", "doc_id"])):
+            return None
+        return df, None
+    mk = np.concatenate(marked) if judged is not None else None
+    return df, frames.Blocks(starts, starts + lengths, keys, mk)
+
+
 def _clean_fast_run(
-    df: pl.DataFrame, sep: str, checked: bool = False
+    df: pl.DataFrame, sep: str
 ) -> tuple[pl.DataFrame, frames.Blocks | None] | None:
     """The fast parse when it is trustworthy, None to send the file to the exact reader.
 
@@ -457,26 +552,22 @@ def _clean_fast_run(
     """
     if df.height == 0:
         return None
-    if not checked:
-        checks = [pl.col("query_id").str.starts_with("#").any(),
-                  ~pl.col("score").is_finite().all(),
-                  pl.any_horizontal(pl.all().is_null()).any()]
-        if sep == "\t":
-            # tab-separated: a field holding spaces (junk after the tag, padded ids) or an
-            # empty field needs the exact whitespace parser
-            for c in ("query_id", "doc_id", "tag"):
-                checks += [(pl.col(c) == "").any(), pl.col(c).str.contains(r"\s").any()]
-        if df.select(pl.any_horizontal(checks)).item():
-            return None
+    checks = [pl.col("query_id").str.starts_with("#").any(),
+              ~pl.col("score").is_finite().all(),
+              pl.any_horizontal(pl.all().is_null()).any()]
+    if sep == "\t":
+        # tab-separated: a field holding spaces (junk after the tag, padded ids) or an
+        # empty field needs the exact whitespace parser
+        for c in ("query_id", "doc_id", "tag"):
+            checks += [(pl.col(c) == "").any(), pl.col(c).str.contains(r"\s").any()]
+    if df.select(pl.any_horizontal(checks)).item():
+        return None
     # duplicate (tag, query, doc): distinct hashes prove uniqueness; otherwise the
     # exact parser checks and reports the lines
     key = ["query_id", "doc_id"]
-    tag = None if checked else df.get_column("tag")  # (checked: one tag, a constant column)
-    if tag is None:
-        pass
-    elif (tag == tag[0]).all():
-        # one run: a constant column (polars then knows it is sorted, which lets
-        # later steps see "one run" without scanning it)
+    tag = df.get_column("tag")
+    if (tag == tag[0]).all():
+        # one run: a constant column (later steps see "one run" without scanning it)
         df = df.with_columns(pl.lit(tag[0], pl.String).alias("tag"))
     else:
         key.append("tag")
@@ -522,8 +613,10 @@ def _exact_trec_run(path: Path, data: bytes) -> pl.DataFrame:
     )
 
 
-def _read_trec_run(path: Path, rank: bool = True) -> tuple[pl.DataFrame, frames.Blocks | None]:
-    fast = _fast_trec_run(path, None, rank)
+def _read_trec_run(
+    path: Path, rank: bool = True, mark: pl.Series | None = None
+) -> tuple[pl.DataFrame, frames.Blocks | None]:
+    fast = _fast_trec_run(path, None, rank, mark)
     if fast is None:
         return _exact_trec_run(path, _read_bytes(path)).drop("line_no"), None
     return fast
@@ -787,8 +880,12 @@ def _read_runs(
     name_from: Literal["tag", "file"] = "tag",
     columns: Mapping[str, str] | None = None,
     rank: bool = True,
+    mark: pl.Series | None = None,
 ) -> tuple[pl.DataFrame, frames.Blocks | None]:
-    """:func:`read_run` as a polars frame, with its (run, query) blocks when known."""
+    """:func:`read_run` as a polars frame, with its (run, query) blocks when known.
+
+    ``mark``: documents whose rows to list in ``blocks.marked`` (one file only).
+    """
     _check_format(format)
     if name_from not in ("tag", "file"):
         raise SearchEvalError(f"name_from={name_from!r}: use 'tag' or 'file'")
@@ -813,7 +910,7 @@ def _read_runs(
     seen: dict[str, Path] = {}
     blocks = None
     for p, nm in zip(paths, names, strict=True):
-        df, blocks = _read_one_run(p, format, columns, rank)
+        df, blocks = _read_one_run(p, format, columns, rank, mark if len(paths) == 1 else None)
         if nm is not None:
             df = df.with_columns(pl.lit(nm).alias("run"))
         elif name_from == "file" or "tag" not in df.columns:
@@ -822,7 +919,7 @@ def _read_runs(
             df = df.with_columns(pl.col("tag").alias("run"))
             if blocks is not None:  # (tag, query) blocks are the (run, query) blocks
                 blocks = frames.Blocks(blocks.starts, blocks.ends,
-                                       blocks.keys.rename({"tag": "run"}))
+                                       blocks.keys.rename({"tag": "run"}), blocks.marked)
         if "run" not in (blocks.keys.columns if blocks is not None else ()):
             blocks = None
         df = df.select("run", "query_id", "doc_id", "score",
@@ -849,11 +946,12 @@ def _read_runs(
 
 
 def _read_one_run(
-    p: Path, fmt: str | None, columns: Mapping[str, str] | None, rank: bool = True
+    p: Path, fmt: str | None, columns: Mapping[str, str] | None, rank: bool = True,
+    mark: pl.Series | None = None,
 ) -> tuple[pl.DataFrame, frames.Blocks | None]:
     fmt = fmt or detect_format(p, "run")
     if fmt == "trec":
-        df, blocks = _read_trec_run(p, rank)
+        df, blocks = _read_trec_run(p, rank, mark)
         if df.height == 0:
             raise EmptyInputError(f"{p}: the run file has no result lines (only comments or "
                                   "blank lines)")

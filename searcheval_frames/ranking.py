@@ -183,11 +183,16 @@ def _rank_presorted(
         out = score.gather(rows).to_numpy()
         return out.astype(np.float32).astype(np.float64) if compat == "trec_eval-9" else out
 
-    judged_docs = qrels.get_column("doc_id").unique().implode()
-    cand = run.select(pl.arg_where(pl.col("doc_id").is_in(judged_docs)).alias("_p"))
+    if blocks.marked is not None:  # found by the reader (rows of the qrels' documents)
+        cand = pl.Series("_p", blocks.marked, dtype=pl.Int64)
+    else:
+        judged_docs = qrels.get_column("doc_id").unique().implode()
+        cand = run.select(
+            pl.arg_where(pl.col("doc_id").is_in(judged_docs)).cast(pl.Int64).alias("_p")
+        ).to_series()
     hits = (
-        run.select(*KEYS, "doc_id")[cand.get_column("_p")]
-        .with_columns(cand.get_column("_p").cast(pl.Int64))
+        run.select(*KEYS, "doc_id")[cand]
+        .with_columns(cand)
         .join(qrels, on=["query_id", "doc_id"], how="inner")
     )
     p = hits.get_column("_p").to_numpy()

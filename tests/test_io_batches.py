@@ -1,0 +1,118 @@
+"""The batched reader of one-tag TREC runs: checks, blocks and marks across batch edges.
+
+The reader parses in batches of ``io._BATCH_ROWS`` lines and checks each batch
+while polars parses the next. These tests shrink the batch to a few lines so
+that queries, duplicates and comment lines fall on batch edges.
+"""
+
+from __future__ import annotations
+
+import numpy as np
+import polars as pl
+import pytest
+from hypothesis import HealthCheck, given, settings
+from hypothesis import strategies as st
+
+import searcheval_frames as sef
+from searcheval_frames import io
+from searcheval_frames.errors import FileFormatError
+from searcheval_frames.frames import query_blocks
+
+DOCS = [f"d{i}" for i in range(8)]
+
+
+@st.composite
+def run_files(draw):
+    """Lines of a one-tag run: query blocks in some order, maybe split, maybe a duplicate."""
+    queries = draw(st.lists(st.sampled_from(["1", "2", "10", "q3"]), min_size=1, max_size=6))
+    lines = []
+    for q in queries:  # the same query twice in this list = a query split in two blocks
+        docs = draw(st.lists(st.sampled_from(DOCS), unique=True, min_size=1, max_size=6))
+        lines += [(q, d) for d in docs]
+    scored = [f"{q} Q0 {d} {i + 1} {10 - i * 0.5:.2f} tagA" for i, (q, d) in enumerate(lines)]
+    dup = len({(q, d) for q, d in lines}) < len(lines)
+    return scored, dup
+
+
+@settings(max_examples=120, deadline=None,
+          suppress_health_check=[HealthCheck.function_scoped_fixture])
+@given(data=run_files(), batch=st.integers(1, 9), mark=st.sets(st.sampled_from(DOCS)))
+def test_batched_reader_matches_exact_reader(tmp_path, monkeypatch, data, batch, mark):
+    lines, dup = data
+    monkeypatch.setattr(io, "_BATCH_ROWS", batch)
+    path = tmp_path / "r.run"
+    path.write_text("\n".join(lines) + "\n")
+    if dup:
+        with pytest.raises(FileFormatError, match="duplicate"):
+            sef.read_run(path)
+        return
+    marks = pl.Series(sorted(mark), dtype=pl.String)
+    df, blocks = io._read_runs(path, rank=False, mark=marks)
+    exact = io._exact_trec_run(path, path.read_bytes())
+    assert df.select("query_id", "doc_id", "score").equals(
+        exact.select("query_id", "doc_id", "score"))
+    assert df["run"].unique().to_list() == ["tagA"]
+    expected = query_blocks(df)
+    if expected is None:  # a query split in two blocks: no blocks, and no marks
+        assert blocks is None
+        return
+    assert blocks is not None
+    assert blocks.starts.tolist() == expected.starts.tolist()
+    assert blocks.ends.tolist() == expected.ends.tolist()
+    assert blocks.keys.equals(expected.keys)
+    want = np.flatnonzero(df["doc_id"].is_in(marks.implode()).to_numpy())
+    assert blocks.marked is not None and blocks.marked.tolist() == want.tolist()
+
+
+@pytest.mark.parametrize("batch", [1, 2, 3, 5, 100])
+def test_duplicate_across_a_batch_edge_is_reported(tmp_path, monkeypatch, batch):
+    monkeypatch.setattr(io, "_BATCH_ROWS", batch)
+    path = tmp_path / "r.run"
+    path.write_text("1 Q0 a 1 3 t\n1 Q0 b 2 2 t\n1 Q0 c 3 1.5 t\n1 Q0 a 4 1 t\n2 Q0 a 1 1 t\n")
+    msg = r"r\.run:4: .*document a appears again in query 1 \(first on line 1\)"
+    with pytest.raises(FileFormatError, match=msg):
+        sef.read_run(path)
+
+
+@pytest.mark.parametrize("batch", [1, 2, 4])
+def test_split_query_duplicate_is_reported(tmp_path, monkeypatch, batch):
+    """Query 1 in two places (not a block): its duplicate must still be found."""
+    monkeypatch.setattr(io, "_BATCH_ROWS", batch)
+    path = tmp_path / "r.run"
+    path.write_text("1 Q0 a 1 3 t\n2 Q0 a 1 2 t\n2 Q0 b 2 1 t\n1 Q0 a 2 1 t\n")
+    with pytest.raises(FileFormatError, match="duplicate"):
+        sef.read_run(path)
+
+
+@pytest.mark.parametrize("batch", [1, 2, 3])
+def test_lines_that_fail_the_batch_check_go_to_the_other_readers(tmp_path, monkeypatch, batch):
+    monkeypatch.setattr(io, "_BATCH_ROWS", batch)
+    two_tags = tmp_path / "two.run"
+    two_tags.write_text("1 Q0 a 1 3 A\n1 Q0 b 2 2 A\n1 Q0 a 1 3 B\n")
+    assert sef.read_run(two_tags)["run"].to_list() == ["A", "A", "B"]
+    comment = tmp_path / "comment.run"
+    comment.write_text("1 Q0 a 1 3 A\n1 Q0 b 2 2 A\n# note\n2 Q0 a 1 3 A\n")
+    assert sef.read_run(comment)["doc_id"].to_list() == ["a", "b", "a"]
+    nan = tmp_path / "nan.run"
+    nan.write_text("1 Q0 a 1 3 A\n1 Q0 b 2 nan A\n")
+    with pytest.raises(FileFormatError, match="not a number"):
+        sef.read_run(nan)
+
+
+def test_evaluate_from_files_uses_marks_and_agrees_with_frames(tmp_path, monkeypatch):
+    monkeypatch.setattr(io, "_BATCH_ROWS", 3)
+    rows = [("1", "a", 3.0), ("1", "b", 2.0), ("1", "c", 2.0), ("1", "d", 1.0),
+            ("2", "a", 5.0), ("2", "e", 4.0), ("2", "b", 4.0)]
+    run = tmp_path / "r.run"
+    run.write_text("".join(f"{q} Q0 {d} {i} {s} sys\n" for i, (q, d, s) in enumerate(rows)))
+    qrels = tmp_path / "q.txt"
+    qrels.write_text("1 0 c 1\n1 0 d 2\n2 0 b 1\n2 0 zz 1\n")
+    ms = ["P@2", "RR", "AP", "nDCG@3", "NumRet"]
+    from_files = sef.evaluate(str(run), str(qrels), ms, per_query=True)
+    frame = pl.DataFrame(rows, schema=["query_id", "doc_id", "score"], orient="row")
+    from_frames = sef.evaluate(frame.with_columns(run=pl.lit("sys")), sef.read_qrels(qrels), ms,
+                               per_query=True)
+    assert from_files.equals(from_frames)
+    # ties by doc id descending: query 1 ranks c (2.0) before b; query 2 ranks e before b
+    rr = from_files.filter(pl.col("measure") == "RR")["value"].to_list()
+    assert rr == [1 / 2, 1 / 3]
