@@ -21,6 +21,7 @@ them after a NaN) become ``"1"``.
 
 from __future__ import annotations
 
+import os
 from collections.abc import Mapping
 from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass
@@ -82,7 +83,9 @@ def input_kind(obj: Any) -> Kind:
     """Return the :class:`Kind` of a user input (a dict of frames takes its values' kind)."""
     if isinstance(obj, pl.LazyFrame):
         return Kind("polars-lazy")
-    if isinstance(obj, pl.DataFrame):
+    if isinstance(obj, pl.DataFrame | str | os.PathLike):  # file paths are read with polars
+        return Kind("polars")
+    if isinstance(obj, list | tuple) and obj and isinstance(obj[0], str | os.PathLike):
         return Kind("polars")
     mod = type(obj).__module__.split(".")[0]
     if mod == "pandas":
@@ -406,6 +409,8 @@ class Blocks:
     #: rows whose ``doc_id`` is in the document set the reader was asked to mark
     #: (:func:`searcheval_frames.evaluate` passes the qrels' documents), or None
     marked: np.ndarray | None = None
+    #: whether scores never increase inside a block (None: not checked)
+    sorted_scores: bool | None = None
 
     @property
     def lengths(self) -> np.ndarray:
@@ -452,6 +457,20 @@ def query_blocks(df: pl.DataFrame, key: tuple[str, str] = ("run", "query_id")) -
     if keys.height > 1 and keys.is_duplicated().any():
         return None
     return Blocks(starts, np.append(starts[1:], n), keys)
+
+
+def score_increases(score: pl.Series) -> np.ndarray:
+    """Rows whose score is higher than the previous row's (chunk by chunk, no copy)."""
+    parts, offset, prev = [], 0, None
+    for chunk in score.get_chunks():
+        c = chunk.to_numpy()
+        if c.size == 0:
+            continue
+        if prev is not None and c[0] > prev:
+            parts.append(np.array([offset]))
+        parts.append(np.flatnonzero(c[1:] > c[:-1]) + (offset + 1))
+        offset, prev = offset + c.size, c[-1]
+    return np.concatenate(parts) if parts else np.zeros(0, np.int64)
 
 
 def _sorted_has_repeats(arr: np.ndarray) -> bool:

@@ -43,7 +43,7 @@ from typing import Literal
 import numpy as np
 import polars as pl
 
-from .frames import Blocks, query_blocks
+from .frames import Blocks, query_blocks, score_increases
 
 __all__ = ["RankedJudged", "rank_judged"]
 
@@ -145,20 +145,6 @@ def _first_true(
         lo[act[~ok]] = mid[~ok] + 1
 
 
-def _increases(score: pl.Series) -> np.ndarray:
-    """Rows whose score is higher than the previous row's (chunk by chunk, no copy)."""
-    parts, offset, prev = [], 0, None
-    for chunk in score.get_chunks():
-        c = chunk.to_numpy()
-        if c.size == 0:
-            continue
-        if prev is not None and c[0] > prev:
-            parts.append(np.array([offset]))
-        parts.append(np.flatnonzero(c[1:] > c[:-1]) + (offset + 1))
-        offset, prev = offset + c.size, c[-1]
-    return np.concatenate(parts) if parts else np.zeros(0, np.int64)
-
-
 def _rank_presorted(
     run: pl.DataFrame, qrels: pl.DataFrame, compat: str, blocks: Blocks | None = None
 ) -> tuple[pl.DataFrame, pl.DataFrame] | None:
@@ -176,7 +162,9 @@ def _rank_presorted(
     # scores must not increase inside a block (they may at a block's first row);
     # sorted float64 scores stay sorted as float32 (trec_eval-9), so one check serves
     score = run.get_column("score")
-    if not np.isin(_increases(score), starts).all():
+    if blocks.sorted_scores is False or (
+        blocks.sorted_scores is None and not np.isin(score_increases(score), starts).all()
+    ):
         return None
 
     def s(rows: np.ndarray) -> np.ndarray:

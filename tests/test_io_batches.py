@@ -16,7 +16,7 @@ from hypothesis import strategies as st
 import searcheval_frames as sef
 from searcheval_frames import io
 from searcheval_frames.errors import FileFormatError
-from searcheval_frames.frames import query_blocks
+from searcheval_frames.frames import query_blocks, score_increases
 
 DOCS = [f"d{i}" for i in range(8)]
 
@@ -29,7 +29,12 @@ def run_files(draw):
     for q in queries:  # the same query twice in this list = a query split in two blocks
         docs = draw(st.lists(st.sampled_from(DOCS), unique=True, min_size=1, max_size=6))
         lines += [(q, d) for d in docs]
-    scored = [f"{q} Q0 {d} {i + 1} {10 - i * 0.5:.2f} tagA" for i, (q, d) in enumerate(lines)]
+    scores = draw(st.lists(st.sampled_from([0.5, 1.0, 2.0, 2.5]), min_size=len(lines),
+                           max_size=len(lines)))
+    if draw(st.booleans()):  # as most files are: best score first
+        scores = sorted(scores, reverse=True)
+    scored = [f"{q} Q0 {d} {i + 1} {s} tagA"
+              for i, ((q, d), s) in enumerate(zip(lines, scores, strict=True))]
     dup = len({(q, d) for q, d in lines}) < len(lines)
     return scored, dup
 
@@ -62,6 +67,8 @@ def test_batched_reader_matches_exact_reader(tmp_path, monkeypatch, data, batch,
     assert blocks.keys.equals(expected.keys)
     want = np.flatnonzero(df["doc_id"].is_in(marks.implode()).to_numpy())
     assert blocks.marked is not None and blocks.marked.tolist() == want.tolist()
+    sorted_scores = bool(np.isin(score_increases(df["score"]), expected.starts).all())
+    assert blocks.sorted_scores is sorted_scores
 
 
 @pytest.mark.parametrize("batch", [1, 2, 3, 5, 100])
@@ -116,3 +123,26 @@ def test_evaluate_from_files_uses_marks_and_agrees_with_frames(tmp_path, monkeyp
     # ties by doc id descending: query 1 ranks c (2.0) before b; query 2 ranks e before b
     rr = from_files.filter(pl.col("measure") == "RR")["value"].to_list()
     assert rr == [1 / 2, 1 / 3]
+
+
+@pytest.mark.parametrize("batch", [2, 3, 4, 6, 7, 50])
+@pytest.mark.parametrize("where", [0, 5, 10, 15])
+def test_duplicate_in_equal_blocks(tmp_path, monkeypatch, batch, where):
+    """Blocks of equal length take the row-wise sort; a duplicate anywhere is found."""
+    monkeypatch.setattr(io, "_BATCH_ROWS", batch)
+    docs = [[f"d{j}" for j in range(4)] for _ in range(5)]  # 5 queries x 4 documents
+    q, j = divmod(where, 4)
+    docs[q][j] = docs[q][(j + 1) % 4]
+    text = "".join(f"{qi} Q0 {d} {r} {9 - r} t\n" for qi, ds in enumerate(docs)
+                   for r, d in enumerate(ds))
+    path = tmp_path / "r.run"
+    path.write_text(text)
+    with pytest.raises(FileFormatError, match="duplicate"):
+        sef.read_run(path)
+    # the helper itself, on blocks directly
+    h = np.arange(20, dtype=np.uint64)
+    assert not io._repeats(h, np.array([4] * 5))
+    h[where] = h[where ^ 1]
+    assert io._repeats(h, np.array([4] * 5))
+    # a repeat across blocks only (a hash collision) need not be reported
+    assert not io._repeats(np.array([1, 2, 1, 3], dtype=np.uint64), np.array([2, 2]))

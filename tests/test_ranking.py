@@ -10,7 +10,7 @@ from hypothesis import strategies as st
 
 from searcheval_frames import ranking
 from searcheval_frames.evaluate import evaluate_frames
-from searcheval_frames.frames import has_repeats, key_hash, query_blocks
+from searcheval_frames.frames import has_repeats, key_hash, query_blocks, score_increases
 from searcheval_frames.measures import parse_measure
 
 # ids chosen so that byte order differs from numeric and case-insensitive order
@@ -143,7 +143,7 @@ def test_increases_across_chunks():
     parts = [pl.Series("score", [3.0, 2.0]), pl.Series("score", [5.0, 1.0, 4.0])]
     s = pl.concat(parts, rechunk=False)
     assert s.n_chunks() == 2
-    assert ranking._increases(s).tolist() == [2, 4]
+    assert score_increases(s).tolist() == [2, 4]
 
 
 def test_unknown_strategy():
