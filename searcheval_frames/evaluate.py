@@ -33,7 +33,15 @@ from typing import Any, Literal
 import polars as pl
 
 from .errors import IdMismatchError, SearchEvalError, SearchEvalWarning
-from .frames import Blocks, _to_polars, input_kind, qrels_frame, run_frame, to_native
+from .frames import (
+    Blocks,
+    _run_frame,
+    _to_polars,
+    input_kind,
+    qrels_frame,
+    run_frame,
+    to_native,
+)
 from .measures import Context, Measure, parse_measures
 from .measures.ndcg import gain_expr
 from .ranking import RankedJudged, Strategy, rank_judged
@@ -119,7 +127,7 @@ def evaluate(
     ms = parse_measures(measures)
     given = _given_names(measures, ms) if names == "as_given" else None
     _check_options(relevance_level, missing, depth, compat, names)
-    qrels_df = _from_path_or_frame(qrels, "qrels", columns)
+    qrels_df = _qrels_from(qrels, columns)
     blocks = None
     if _is_path(run):
         # a run file comes with its query blocks, and the rows of judged documents
@@ -131,7 +139,7 @@ def evaluate(
         if blocks is None:
             run_df = run_frame(run_df, validate=False)
     else:
-        run_df = _from_path_or_frame(run, "run", columns)
+        run_df, blocks = _run_frame(run, columns=columns)
     result = evaluate_frames(
         run_df,
         qrels_df,
@@ -158,8 +166,8 @@ def _is_path(obj: Any) -> bool:
     )
 
 
-def _from_path_or_frame(obj: Any, what: str, columns: Mapping[str, str] | None) -> pl.DataFrame:
-    """Canonical frame from a user object, or from file path(s) read with :mod:`.io`.
+def _qrels_from(obj: Any, columns: Mapping[str, str] | None) -> pl.DataFrame:
+    """Canonical qrels from a user object, or from file path(s) read with :mod:`.io`.
 
     Files are validated line by line while they are read, so the frame-level checks
     are not repeated for them.
@@ -167,11 +175,7 @@ def _from_path_or_frame(obj: Any, what: str, columns: Mapping[str, str] | None) 
     if _is_path(obj):
         from . import io
 
-        if what == "run":
-            return run_frame(io.read_run(obj, columns=columns, rank=False), validate=False)
         return qrels_frame(io.read_qrels(obj, columns=columns), validate=False)
-    if what == "run":
-        return run_frame(obj, columns=columns)
     return qrels_frame(obj, columns=columns)
 
 
@@ -341,32 +345,34 @@ def evaluate_frames(
         )
     wide = per_q.select(*KEYS, *values)
 
-    long = (
-        wide.unpivot(index=KEYS, variable_name="measure", value_name="value")
-        .join(run_order.with_row_index("_r"), on="run")
-        .join(
-            pl.DataFrame({"measure": [m.name for m in measures]}).with_row_index("_m"),
-            on="measure",
-        )
-    )
+    order = run_order.with_row_index("_r")
     if per_query:
-        return long.sort(["_r", "query_id", "_m"]).select(*KEYS, "measure", "value")
-    kinds = pl.DataFrame(
-        {"measure": [m.name for m in measures], "_agg": [m.aggregate for m in measures]}
-    )
-    v = pl.col("value")
-    return (
-        long.join(kinds, on="measure")
-        .group_by(["_r", "_m", "run", "measure"])
-        .agg(
-            pl.when(pl.col("_agg").first() == "sum")
-            .then(v.sum())
-            .when(pl.col("_agg").first() == "gmean")
-            .then(v.clip(lower_bound=MIN_GEO_MEAN).log().mean().exp())
-            .otherwise(v.mean())
-            .alias("value")
+        rows = wide.join(order, on="run").sort(["_r", "query_id"]).drop("_r")
+        return (
+            rows.unpivot(index=KEYS, variable_name="measure", value_name="value")
+            .with_row_index("_i")
+            # unpivot lists measure after measure; interleave them back per query
+            .with_columns((pl.col("_i") % max(rows.height, 1)).alias("_q"))
+            .sort("_q", maintain_order=True)
+            .select(*KEYS, "measure", "value")
         )
-        .sort(["_r", "_m"])
+    # one row per run: mean over queries (sums for counts, geometric mean for GMAP)
+    aggs = []
+    for m in measures:
+        v = pl.col(m.name)
+        if m.aggregate == "sum":
+            e = v.sum()
+        elif m.aggregate == "gmean":
+            e = v.clip(lower_bound=MIN_GEO_MEAN).log().mean().exp()
+        else:
+            e = v.mean()
+        aggs.append(e.cast(pl.Float64).alias(m.name))
+    per_run = wide.group_by("run").agg(aggs).join(order, on="run").sort("_r").drop("_r")
+    return (
+        per_run.unpivot(index="run", variable_name="measure", value_name="value")
+        .with_row_index("_i")
+        .with_columns((pl.col("_i") % max(per_run.height, 1)).alias("_q"))
+        .sort("_q", maintain_order=True)
         .select("run", "measure", "value")
     )
 

@@ -455,21 +455,7 @@ def _polars_trec_run(
 
 
 _BATCH_ROWS = 1 << 20
-def _repeats(values: np.ndarray, lengths: np.ndarray | None = None) -> bool:
-    """Whether a value repeats; with block ``lengths`` all equal, within each block only.
-
-    Runs of a fixed depth (1000 per query, say) have equal blocks: sorting each
-    block on its own (a 2-D sort along rows) is about twice as fast as one sort.
-    Any repeat within a block is also one of the whole, so this never misses one
-    the caller looks for (repeats across blocks are collisions, not duplicates).
-    """
-    if values.size < 2:
-        return False
-    if lengths is not None and lengths.size > 1 and (lengths == lengths[0]).all():
-        v = np.sort(values.reshape(lengths.size, int(lengths[0])), axis=1)
-        return bool((v[:, 1:] == v[:, :-1]).any())
-    v = np.sort(values)
-    return bool((v[1:] == v[:-1]).any())
+_repeats = frames.repeats_in_blocks
 
 
 def _stream_checked_run(
