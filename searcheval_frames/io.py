@@ -276,14 +276,25 @@ def _data_lines(lines: pl.DataFrame) -> pl.DataFrame:
 
 
 def _split_fields(df: pl.DataFrame, n: int) -> pl.DataFrame:
-    """Add ``nf`` (number of whitespace-separated fields) and ``f0..f{n-1}``."""
-    pattern = r"^\s*" + r"\s+".join([r"(\S+)"] * 1) + "".join(
-        [r"(?:\s+(\S+))?"] * (n - 1)
-    )
-    groups = pl.col("text").str.extract_groups(pattern)
-    return df.with_columns(
-        pl.col("text").str.count_matches(r"\S+").alias("nf"),
-        *[groups.struct.field(str(i + 1)).alias(f"f{i}") for i in range(n)],
+    """Add ``nf`` (number of whitespace-separated fields) and ``f0..f{n-1}``.
+
+    Lines whose only whitespace is single spaces between fields (almost all) are
+    split on the space directly; the others (tabs, runs of spaces, padding, other
+    Unicode whitespace) are first normalised to that form.
+    """
+    text = pl.col("text")
+    messy = text.str.contains(r"[^\S ]|  |^ | $")
+    df = df.with_row_index("_o")
+    parts = [
+        df.filter(~messy),
+        df.filter(messy).with_columns(text.str.strip_chars().str.replace_all(r"\s+", " ")),
+    ]
+    flat = pl.concat(parts).sort("_o") if parts[1].height else parts[0]
+    split = flat.select(text.str.splitn(" ", n + 1).alias("_s")).unnest("_s")
+    return df.drop("_o").with_columns(
+        (flat.get_column("text").str.count_matches(" ", literal=True) + 1)
+        .cast(pl.UInt32).alias("nf"),
+        *[split.to_series(i).alias(f"f{i}") for i in range(n)],
     )
 
 
@@ -450,12 +461,16 @@ def _polars_trec_run(
             if done is not None:
                 return done[0], True, done[1]
         return lf.select(*cols, "tag").collect(), False, None
-    except (pl.exceptions.PolarsError, OSError, UnicodeDecodeError):
+    except (pl.exceptions.PolarsError, OSError, UnicodeDecodeError, _NotClean):
         return None
 
 
 _BATCH_ROWS = 1 << 20
 _repeats = frames.repeats_in_blocks
+
+
+class _NotClean(Exception):
+    """A line needs the exact reader (a comment, a bad score, a missing field)."""
 
 
 def _stream_checked_run(
@@ -485,7 +500,13 @@ def _stream_checked_run(
         if n == 0:
             continue
         if not b.get_column("_ok").all() or any(b.get_column(c).null_count() for c in cols):
-            return None
+            bad = b.filter(~pl.col("_ok"))
+            if bad.select(pl.any_horizontal(
+                    pl.col("query_id").str.starts_with("#").any(),
+                    ~pl.col("score").is_finite().all(),
+                    pl.any_horizontal(pl.col(cols).is_null()).any())).item():
+                raise _NotClean  # comment, bad score or missing field: the exact reader
+            return None  # another run tag: read the tags
         b = b.drop("_ok")
         runs = b.select(pl.col("query_id").rle()).to_series()
         bl = runs.struct.field("len").to_numpy().astype(np.int64)

@@ -146,3 +146,35 @@ def test_duplicate_in_equal_blocks(tmp_path, monkeypatch, batch, where):
     assert io._repeats(h, np.array([4] * 5))
     # a repeat across blocks only (a hash collision) need not be reported
     assert not io._repeats(np.array([1, 2, 1, 3], dtype=np.uint64), np.array([2, 2]))
+
+
+def _split_fields_by_regex(df: pl.DataFrame, n: int) -> pl.DataFrame:
+    """The reference: one regex with optional groups (exact, but slow on big files)."""
+    pattern = r"^\s*(\S+)" + "".join([r"(?:\s+(\S+))?"] * (n - 1))
+    groups = pl.col("text").str.extract_groups(pattern)
+    return df.with_columns(
+        pl.col("text").str.count_matches(r"\S+").alias("nf"),
+        *[groups.struct.field(str(i + 1)).alias(f"f{i}") for i in range(n)],
+    )
+
+
+SEPS = [" ", " ", " ", "  ", "\t", " \t", "\u00a0", "\u2003", "\r"]
+
+
+@st.composite
+def text_lines(draw):
+    fields = draw(st.lists(st.text(alphabet="ab1.#é-", min_size=1, max_size=3), min_size=1,
+                           max_size=8))
+    seps = draw(st.lists(st.sampled_from(SEPS), min_size=len(fields) - 1,
+                         max_size=len(fields) - 1))
+    lead = draw(st.sampled_from(["", "", " ", "\t"]))
+    trail = draw(st.sampled_from(["", "", " ", "\t "]))
+    return lead + fields[0] + "".join(s + f for s, f in zip(seps, fields[1:], strict=True)) + trail
+
+
+@settings(max_examples=200, deadline=None)
+@given(lines=st.lists(text_lines(), min_size=1, max_size=20))
+def test_split_fields_matches_the_regex_reference(lines):
+    df = pl.DataFrame({"line_no": range(1, len(lines) + 1), "text": lines})
+    for n in (4, 6):
+        assert io._split_fields(df, n).equals(_split_fields_by_regex(df, n))
