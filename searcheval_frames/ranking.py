@@ -12,7 +12,8 @@ order; the run's own rank column is ignored. ``depth`` (trec_eval ``-M``)
 keeps the top ``depth`` documents, and ``judged_only`` (``-J``) then removes
 documents without a label >= 0 and ranks the rest again.
 
-Two strategies compute the ranks and give identical results:
+Three strategies compute the ranks and give identical results (property tests
+compare them on random runs with ties, in tests/test_ranking.py):
 
 ``"sort"``
     sort the whole run by (run, query, score desc, doc desc) and number the rows;
