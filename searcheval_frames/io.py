@@ -495,7 +495,11 @@ def _stream_checked_run(
     offset = 0
     last_score = None
     judged = mark.implode() if mark is not None else None
-    for b in lf.collect_batches(chunk_size=_BATCH_ROWS):
+    try:  # (collect_batches is recent in polars and marked unstable)
+        batches = lf.collect_batches(chunk_size=_BATCH_ROWS, maintain_order=True)
+    except TypeError:
+        return None
+    for b in batches:
         n = b.height
         if n == 0:
             continue
