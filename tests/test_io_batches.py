@@ -178,3 +178,17 @@ def test_split_fields_matches_the_regex_reference(lines):
     df = pl.DataFrame({"line_no": range(1, len(lines) + 1), "text": lines})
     for n in (4, 6):
         assert io._split_fields(df, n).equals(_split_fields_by_regex(df, n))
+
+
+def test_without_collect_batches_the_one_shot_parse_is_used(tmp_path, monkeypatch):
+    """Older polars: no batched reading, same frame, same blocks, same errors."""
+    monkeypatch.delattr(pl.LazyFrame, "collect_batches")
+    path = tmp_path / "r.run"
+    path.write_text("1 Q0 a 1 3 t\n1 Q0 b 2 2 t\n2 Q0 a 1 1 t\n")
+    df, blocks = io._read_runs(path, rank=False, mark=pl.Series(["a"]))
+    assert df["doc_id"].to_list() == ["a", "b", "a"]
+    assert blocks is not None and blocks.starts.tolist() == [0, 2]
+    assert blocks.marked is None  # only the batched reader marks rows
+    path.write_text("1 Q0 a 1 3 t\n1 Q0 a 2 2 t\n")
+    with pytest.raises(FileFormatError, match="duplicate"):
+        sef.read_run(path)
