@@ -189,3 +189,17 @@ def test_without_collect_batches_the_one_shot_parse_is_used(tmp_path, monkeypatc
     path.write_text("1 Q0 a 1 3 t\n1 Q0 a 2 2 t\n")
     with pytest.raises(FileFormatError, match="duplicate"):
         sef.read_run(path)
+
+
+@pytest.mark.parametrize("batch", [1, 2, 100])
+def test_crlf_lines_read_like_lf_lines(tmp_path, monkeypatch, batch):
+    monkeypatch.setattr(io, "_BATCH_ROWS", batch)
+    text = "1 Q0 a 1 3 t\n1 Q0 b 2 2 t\n2 Q0 a 1 1 t\n"
+    lf, crlf = tmp_path / "lf.run", tmp_path / "crlf.run"
+    lf.write_bytes(text.encode())
+    crlf.write_bytes(text.replace("\n", "\r\n").encode())
+    a, blocks_a = io._read_runs(lf, rank=False)
+    b, blocks_b = io._read_runs(crlf, rank=False)
+    assert a.equals(b) and b["run"].to_list() == ["t"] * 3
+    assert blocks_a is not None and blocks_b is not None
+    assert blocks_a.starts.tolist() == blocks_b.starts.tolist() == [0, 2]
