@@ -21,11 +21,14 @@ import sys
 import warnings
 from collections.abc import Sequence
 from pathlib import Path
-from typing import TextIO
+from typing import TYPE_CHECKING, Any, TextIO
 
 import polars as pl
 
 from .errors import FileFormatError, SearchEvalError
+
+if TYPE_CHECKING:
+    from .frames import Blocks
 
 __all__ = ["build_parser", "main"]
 
@@ -115,9 +118,20 @@ def _one_line(exc: BaseException) -> str:
     return " ".join(str(exc).split())
 
 
-def _read_runs(paths: Sequence[str], name_from: str) -> pl.DataFrame:
+def _read_runs(
+    paths: Sequence[str], name_from: str, mark: pl.Series | None = None
+) -> tuple[pl.DataFrame, Blocks | None]:
+    """All run files in one frame, with the blocks (and judged rows) of a single file."""
+    from .frames import run_frame
+    from .io import _read_runs as read_one
     from .io import read_run
 
+    if len(paths) == 1:  # read once; the reader's blocks and marks serve the evaluation
+        df, blocks = read_one(paths[0], name_from=name_from,  # type: ignore[arg-type]
+                              rank=False, mark=mark)
+        if blocks is None:
+            df = run_frame(df, validate=False)
+        return df.select("run", "query_id", "doc_id", "score"), blocks
     parts = [read_run(p, name_from=name_from) for p in paths]  # type: ignore[arg-type]
     names = [tuple(p.get_column("run").unique(maintain_order=True).to_list()) for p in parts]
     flat = [n for ns in names for n in ns]
@@ -134,7 +148,7 @@ def _read_runs(paths: Sequence[str], name_from: str) -> pl.DataFrame:
                 "can be told apart"
             )
     cols = ["run", "query_id", "doc_id", "score"]
-    return pl.concat([p.select(cols) for p in parts], how="vertical_relaxed")
+    return pl.concat([p.select(cols) for p in parts], how="vertical_relaxed"), None
 
 
 def _fmt(v: float | None, integer: bool, digits: int) -> str:
@@ -223,8 +237,9 @@ def _list_measures(out: TextIO) -> None:
 
 def run_cli(args: argparse.Namespace, out: TextIO) -> int:
     """Evaluate as the parsed command line says; returns the exit code."""
-    from .evaluate import evaluate
+    from .evaluate import _check_options, evaluate_frames
     from .io import read_qrels
+    from .measures import parse_measures
     from .trec_format import expand_measures
 
     exp = expand_measures(args.measures, args.compat)
@@ -232,17 +247,22 @@ def run_cli(args: argparse.Namespace, out: TextIO) -> int:
         print("searcheval: note: not implemented, left out: " + ", ".join(exp.skipped),
               file=sys.stderr)
     qrels = read_qrels(args.qrels)
-    run = _read_runs(args.runs, args.name_from)
-    runs = run.get_column("run").unique(maintain_order=True).to_list()
     names = [r.name for r in exp.requests if r.measure is not None]
     if not names:
         raise SearchEvalError("no measure to compute besides runid; add -m MEASURE")
-    opts = dict(relevance_level=args.level, missing="zero" if args.complete else "skip",
-                depth=args.depth, judged_only=args.judged_only, compat=args.compat)
+    opts: dict[str, Any] = dict(
+        relevance_level=args.level, missing="zero" if args.complete else "skip",
+        depth=args.depth, judged_only=args.judged_only, compat=args.compat)
+    _check_options(opts["relevance_level"], opts["missing"], opts["depth"], opts["compat"],
+                   "canonical")
+    measures = parse_measures(names)
+    run, blocks = _read_runs(args.runs, args.name_from, qrels.get_column("doc_id").unique())
+    runs = run.get_column("run").unique(maintain_order=True).to_list()
     with warnings.catch_warnings(record=True) as caught:
         warnings.simplefilter("always")
-        agg = evaluate(run, qrels, names, **opts)
-        pq = evaluate(run, qrels, names, per_query=True, **opts) if args.per_query else None
+        agg = evaluate_frames(run, qrels, measures, blocks=blocks, **opts)
+        pq = (evaluate_frames(run, qrels, measures, per_query=True, blocks=blocks, **opts)
+              if args.per_query else None)
     if pq is not None and args.complete and args.compat == "trec_eval-9":
         # trec_eval 9 prints per-query lines only for the queries a run has
         present = run.select("run", "query_id").unique()
