@@ -139,3 +139,22 @@ def test_console_script_entry_point():
     from searcheval_frames.cli import main
 
     assert main(["--version"]) == 0
+
+
+@pytest.mark.parametrize("name_from", ["tag", "file"])
+def test_one_run_in_any_format_gives_the_same_numbers(files, tmp_path, name_from):
+    """A single run file is read once (TREC: batched, with blocks); tables take the
+    general path; both agree with the API."""
+    qrels, r1, _ = files
+    csv = tmp_path / "one.csv"
+    sef.read_run(r1).write_csv(csv)
+    want = sef.evaluate(sef.read_run(r1), sef.read_qrels(qrels), ["nDCG@10", "AP", "P@2"],
+                        missing="skip")
+    for path in (r1, csv):
+        res = cli(str(qrels), str(path), "-m", "nDCG@10,AP,P@2", "-f", "csv", "--name-from",
+                  name_from)
+        assert res.returncode == 0, res.stderr
+        table = pl.read_csv(res.stdout.encode())
+        assert table["run"].to_list() == ["one"]
+        for _, m, v in want.iter_rows():
+            assert table[m].item() == pytest.approx(v, abs=1e-12)
