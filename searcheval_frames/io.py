@@ -470,7 +470,8 @@ _repeats = frames.repeats_in_blocks
 
 
 class _NotClean(Exception):
-    """A line needs the exact reader (a comment, a bad score, a missing field)."""
+    """The file needs the exact reader (a comment, a bad score, a missing field or a
+    possible duplicate), which reports the lines."""
 
 
 def _stream_checked_run(
@@ -482,9 +483,10 @@ def _stream_checked_run(
     the query ids, merged across batch edges), the duplicate check (hashes of
     (query, doc) sorted block-aligned segment by segment: a document can only
     repeat inside its query's block) and, with ``mark``, the rows whose document
-    is in ``mark``. None when a line fails the check or a hash repeats (the exact
-    reader then reports the lines). When a query's lines turn out not to be
-    together, the duplicate check is redone over the whole frame.
+    is in ``mark``. None when a line has another tag (the caller reads the tags);
+    raises :class:`_NotClean` for a comment, a bad score, a missing field or a hash
+    that repeats (the exact reader then reports the lines). When a query's lines
+    turn out not to be together, the duplicate check is redone over the whole frame.
     """
     parts: list[pl.DataFrame] = []
     lens: list[np.ndarray] = []
@@ -532,7 +534,7 @@ def _stream_checked_run(
                 carry = np.concatenate((carry, h))
             else:
                 if _repeats(carry):
-                    return None
+                    raise _NotClean
                 carry = h
         else:
             if cont:  # the carried rows and this batch's first block are one block
@@ -540,10 +542,10 @@ def _stream_checked_run(
                 seg_lens = np.concatenate(([carry.size + inner[0]], inner[1:]))
             else:
                 if _repeats(carry):
-                    return None
+                    raise _NotClean
                 seg, seg_lens = h[:last_start], inner
             if _repeats(seg, seg_lens):
-                return None
+                raise _NotClean
             carry = h[last_start:]
         if bl.size:
             lens.append(bl.copy())
@@ -553,8 +555,10 @@ def _stream_checked_run(
             marked.append(hit.to_numpy().astype(np.int64) + offset)
         parts.append(b)
         offset += n
-    if not parts or _repeats(carry):
+    if not parts:
         return None
+    if _repeats(carry):
+        raise _NotClean
     df = pl.concat(parts, how="vertical", rechunk=False).with_columns(
         pl.lit(tag0, pl.String).alias("tag"))
     lengths = np.concatenate(lens)
@@ -564,7 +568,7 @@ def _stream_checked_run(
     if keys.get_column("query_id").is_duplicated().any():
         # a query's lines are not together: blocks do not hold, check the whole frame
         if frames.has_repeats(frames.key_hash(df, ["query_id", "doc_id"])):
-            return None
+            raise _NotClean
         return df, None
     mk = np.concatenate(marked) if judged is not None else None
     up = np.concatenate(ups)

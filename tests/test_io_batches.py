@@ -203,3 +203,17 @@ def test_crlf_lines_read_like_lf_lines(tmp_path, monkeypatch, batch):
     assert a.equals(b) and b["run"].to_list() == ["t"] * 3
     assert blocks_a is not None and blocks_b is not None
     assert blocks_a.starts.tolist() == blocks_b.starts.tolist() == [0, 2]
+
+
+def test_a_duplicate_goes_straight_to_the_exact_reader(tmp_path, monkeypatch):
+    """No second parse with tags: the batched reader hands over to the exact reader."""
+    monkeypatch.setattr(io, "_BATCH_ROWS", 2)
+
+    def fail(*_a, **_k):
+        raise AssertionError("the tag parse should not run for a one-tag file")
+
+    monkeypatch.setattr(io, "_clean_fast_run", fail)
+    path = tmp_path / "r.run"
+    path.write_text("1 Q0 a 1 3 t\n1 Q0 b 2 2 t\n1 Q0 a 3 1 t\n")
+    with pytest.raises(FileFormatError, match="duplicate"):
+        sef.read_run(path)
