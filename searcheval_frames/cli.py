@@ -119,7 +119,7 @@ def _one_line(exc: BaseException) -> str:
 
 
 def _read_runs(
-    paths: Sequence[str], name_from: str, mark: pl.Series | None = None
+    paths: Sequence[str], name_from: str, mark: pl.DataFrame | None = None
 ) -> tuple[pl.DataFrame, Blocks | None]:
     """All run files in one frame, with the blocks (and judged rows) of a single file."""
     from .frames import run_frame
@@ -256,7 +256,7 @@ def run_cli(args: argparse.Namespace, out: TextIO) -> int:
     _check_options(opts["relevance_level"], opts["missing"], opts["depth"], opts["compat"],
                    "canonical")
     measures = parse_measures(names)
-    run, blocks = _read_runs(args.runs, args.name_from, qrels.get_column("doc_id").unique())
+    run, blocks = _read_runs(args.runs, args.name_from, qrels.select("query_id", "doc_id"))
     runs = run.get_column("run").unique(maintain_order=True).to_list()
     with warnings.catch_warnings(record=True) as caught:
         warnings.simplefilter("always")

@@ -131,11 +131,11 @@ def evaluate(
     blocks = None
     if _is_path(run):
         # a run file comes with its query blocks, and the rows of judged documents
-        # found while it is read (the reader marks the qrels' documents)
+        # found while it is read (the reader marks the qrels' (query, doc) pairs)
         from . import io
 
         run_df, blocks = io._read_runs(run, columns=columns, rank=False,
-                                       mark=qrels_df.get_column("doc_id").unique())
+                                       mark=qrels_df.select("query_id", "doc_id"))
         if blocks is None:
             run_df = run_frame(run_df, validate=False)
     else:

@@ -414,8 +414,9 @@ class Blocks:
     starts: np.ndarray
     ends: np.ndarray
     keys: pl.DataFrame
-    #: rows whose ``doc_id`` is in the document set the reader was asked to mark
-    #: (:func:`searcheval_frames.evaluate` passes the qrels' documents), or None
+    #: rows that may hold one of the (query, doc) pairs the reader was asked to mark
+    #: (:func:`searcheval_frames.evaluate` passes the qrels): every such row, and
+    #: rarely a row whose pair only shares a 64-bit hash with one; None if not asked
     marked: np.ndarray | None = None
     #: whether scores never increase inside a block (None: not checked)
     sorted_scores: bool | None = None

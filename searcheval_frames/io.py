@@ -382,7 +382,7 @@ _RUN_NAMES = ["query_id", "iter", "doc_id", "rank", "score", "tag"]
 
 
 def _fast_trec_run(
-    path: Path, data: bytes | None, rank: bool = True, mark: pl.Series | None = None
+    path: Path, data: bytes | None, rank: bool = True, mark: pl.DataFrame | None = None
 ) -> tuple[pl.DataFrame, frames.Blocks | None] | None:
     """Multi-threaded parse of a clean single-separator run file; None when not clean."""
     head = _head_text(path, 1 << 16)
@@ -436,7 +436,7 @@ def _first_tag(head: str) -> str | None:
 
 
 def _polars_trec_run(
-    path: Path, sep: str, rank: bool = True, head: str = "", mark: pl.Series | None = None
+    path: Path, sep: str, rank: bool = True, head: str = "", mark: pl.DataFrame | None = None
 ) -> tuple[pl.DataFrame, bool, frames.Blocks | None] | None:
     """Polars' multi-threaded CSV reader straight into polars strings (no arrow copy).
 
@@ -466,6 +466,7 @@ def _polars_trec_run(
 
 
 _BATCH_ROWS = 1 << 20
+_PAIR_HASH = pl.col("query_id").hash(1) ^ pl.col("doc_id").hash(2)  # of a (query, doc)
 _repeats = frames.repeats_in_blocks
 
 
@@ -475,15 +476,17 @@ class _NotClean(Exception):
 
 
 def _stream_checked_run(
-    lf: pl.LazyFrame, cols: list[str], tag0: str, mark: pl.Series | None
+    lf: pl.LazyFrame, cols: list[str], tag0: str, mark: pl.DataFrame | None
 ) -> tuple[pl.DataFrame, frames.Blocks | None] | None:
     """Read a one-tag run in batches, checking each while polars parses the next.
 
     Per batch: the line check (``_ok``), the query blocks (run-length encoding of
     the query ids, merged across batch edges), the duplicate check (hashes of
     (query, doc) sorted block-aligned segment by segment: a document can only
-    repeat inside its query's block) and, with ``mark``, the rows whose document
-    is in ``mark``. None when a line has another tag (the caller reads the tags);
+    repeat inside its query's block) and, with ``mark`` (``query_id, doc_id``
+    pairs), the rows whose pair may be one of them: their 64-bit pair hash is one
+    of the marked pairs' hashes (the caller joins on the ids, so a collision only
+    adds a row it drops). None when a line has another tag (the caller reads the tags);
     raises :class:`_NotClean` for a comment, a bad score, a missing field or a hash
     that repeats (the exact reader then reports the lines). When a query's lines
     turn out not to be together, the duplicate check is redone over the whole frame.
@@ -496,7 +499,8 @@ def _stream_checked_run(
     carry = np.zeros(0, np.uint64)
     offset = 0
     last_score = None
-    judged = mark.implode() if mark is not None else None
+    judged = (mark.select(_PAIR_HASH).to_series().unique().implode()
+              if mark is not None else None)
     try:  # (collect_batches is recent in polars and marked unstable)
         batches = lf.collect_batches(chunk_size=_BATCH_ROWS, maintain_order=True)
     except TypeError:
@@ -517,7 +521,7 @@ def _stream_checked_run(
         runs = b.select(pl.col("query_id").rle()).to_series()
         bl = runs.struct.field("len").to_numpy().astype(np.int64)
         bv = runs.struct.field("value")
-        h = b.select(pl.col("query_id").hash(1) ^ pl.col("doc_id").hash(2)).to_series().to_numpy()
+        h = b.select(_PAIR_HASH).to_series().to_numpy()
         score = b.get_column("score")
         ups.append(frames.score_increases(score) + offset)
         if last_score is not None and score[0] > last_score:
@@ -551,8 +555,8 @@ def _stream_checked_run(
             lens.append(bl.copy())
             vals.append(bv)
         if judged is not None:
-            hit = b.select(pl.arg_where(pl.col("doc_id").is_in(judged))).to_series()
-            marked.append(hit.to_numpy().astype(np.int64) + offset)
+            hit = np.flatnonzero(pl.Series(h).is_in(judged).to_numpy())
+            marked.append(hit.astype(np.int64) + offset)
         parts.append(b)
         offset += n
     if not parts:
@@ -647,7 +651,7 @@ def _exact_trec_run(path: Path, data: bytes) -> pl.DataFrame:
 
 
 def _read_trec_run(
-    path: Path, rank: bool = True, mark: pl.Series | None = None
+    path: Path, rank: bool = True, mark: pl.DataFrame | None = None
 ) -> tuple[pl.DataFrame, frames.Blocks | None]:
     fast = _fast_trec_run(path, None, rank, mark)
     if fast is None:
@@ -913,11 +917,12 @@ def _read_runs(
     name_from: Literal["tag", "file"] = "tag",
     columns: Mapping[str, str] | None = None,
     rank: bool = True,
-    mark: pl.Series | None = None,
+    mark: pl.DataFrame | None = None,
 ) -> tuple[pl.DataFrame, frames.Blocks | None]:
     """:func:`read_run` as a polars frame, with its (run, query) blocks when known.
 
-    ``mark``: documents whose rows to list in ``blocks.marked`` (one file only).
+    ``mark``: ``query_id, doc_id`` pairs (the qrels) whose rows to list in
+    ``blocks.marked`` (one TREC file only; a superset: join on the ids to use them).
     """
     _check_format(format)
     if name_from not in ("tag", "file"):
@@ -981,7 +986,7 @@ def _read_runs(
 
 def _read_one_run(
     p: Path, fmt: str | None, columns: Mapping[str, str] | None, rank: bool = True,
-    mark: pl.Series | None = None,
+    mark: pl.DataFrame | None = None,
 ) -> tuple[pl.DataFrame, frames.Blocks | None]:
     fmt = fmt or detect_format(p, "run")
     if fmt == "trec":
