@@ -119,18 +119,14 @@ def _one_line(exc: BaseException) -> str:
 
 
 def _read_runs(
-    paths: Sequence[str], name_from: str, mark: pl.DataFrame | None = None
+    paths: Sequence[str], name_from: str, qrels: pl.DataFrame
 ) -> tuple[pl.DataFrame, Blocks | None]:
     """All run files in one frame, with the blocks (and judged rows) of a single file."""
-    from .frames import run_frame
-    from .io import _read_runs as read_one
+    from .evaluate import _run_from
     from .io import read_run
 
-    if len(paths) == 1:  # read once; the reader's blocks and marks serve the evaluation
-        df, blocks = read_one(paths[0], name_from=name_from,  # type: ignore[arg-type]
-                              rank=False, mark=mark)
-        if blocks is None:
-            df = run_frame(df, validate=False)
+    if len(paths) == 1:  # read once, as sef.evaluate reads a path: with blocks and marks
+        df, blocks = _run_from(paths[0], qrels, name_from=name_from)  # type: ignore[arg-type]
         return df.select("run", "query_id", "doc_id", "score"), blocks
     parts = [read_run(p, name_from=name_from) for p in paths]  # type: ignore[arg-type]
     names = [tuple(p.get_column("run").unique(maintain_order=True).to_list()) for p in parts]
@@ -256,7 +252,7 @@ def run_cli(args: argparse.Namespace, out: TextIO) -> int:
     _check_options(opts["relevance_level"], opts["missing"], opts["depth"], opts["compat"],
                    "canonical")
     measures = parse_measures(names)
-    run, blocks = _read_runs(args.runs, args.name_from, qrels.select("query_id", "doc_id"))
+    run, blocks = _read_runs(args.runs, args.name_from, qrels)
     runs = run.get_column("run").unique(maintain_order=True).to_list()
     with warnings.catch_warnings(record=True) as caught:
         warnings.simplefilter("always")

@@ -25,7 +25,6 @@ Semantics (trec_eval 10 unless ``compat="trec_eval-9"``), all in one place:
 
 from __future__ import annotations
 
-import os
 import warnings
 from collections.abc import Iterable, Mapping
 from typing import Any, Literal
@@ -38,6 +37,7 @@ from .frames import (
     _run_frame,
     _to_polars,
     input_kind,
+    is_path,
     qrels_frame,
     run_frame,
     to_native,
@@ -128,18 +128,7 @@ def evaluate(
     given = _given_names(measures, ms) if names == "as_given" else None
     _check_options(relevance_level, missing, depth, compat, names)
     qrels_df = _qrels_from(qrels, columns)
-    blocks = None
-    if _is_path(run):
-        # a run file comes with its query blocks, and the rows of judged documents
-        # found while it is read (the reader marks the qrels' (query, doc) pairs)
-        from . import io
-
-        run_df, blocks = io._read_runs(run, columns=columns, rank=False,
-                                       mark=qrels_df.select("query_id", "doc_id"))
-        if blocks is None:
-            run_df = run_frame(run_df, validate=False)
-    else:
-        run_df, blocks = _run_frame(run, columns=columns)
+    run_df, blocks = _run_from(run, qrels_df, columns)
     result = evaluate_frames(
         run_df,
         qrels_df,
@@ -158,12 +147,25 @@ def evaluate(
     return to_native(result, kind)
 
 
-def _is_path(obj: Any) -> bool:
-    if isinstance(obj, str | os.PathLike):
-        return True
-    return isinstance(obj, list | tuple) and bool(obj) and all(
-        isinstance(o, str | os.PathLike) for o in obj
-    )
+def _run_from(
+    obj: Any,
+    qrels: pl.DataFrame,
+    columns: Mapping[str, str] | None = None,
+    name_from: Literal["tag", "file"] = "tag",
+) -> tuple[pl.DataFrame, Blocks | None]:
+    """Canonical run and its (run, query) blocks, from a user object or run file(s).
+
+    A run file comes with its query blocks and the rows of judged documents, found
+    while it is read (the reader marks the ``qrels``' (query, doc) pairs); files are
+    validated line by line while they are read, so the frame checks are not repeated.
+    """
+    if not is_path(obj):
+        return _run_frame(obj, columns=columns)
+    from . import io
+
+    df, blocks = io._read_runs(obj, name_from=name_from, columns=columns, rank=False,
+                               mark=qrels.select("query_id", "doc_id"))
+    return (df if blocks is not None else run_frame(df, validate=False)), blocks
 
 
 def _qrels_from(obj: Any, columns: Mapping[str, str] | None) -> pl.DataFrame:
@@ -172,7 +174,7 @@ def _qrels_from(obj: Any, columns: Mapping[str, str] | None) -> pl.DataFrame:
     Files are validated line by line while they are read, so the frame-level checks
     are not repeated for them.
     """
-    if _is_path(obj):
+    if is_path(obj):
         from . import io
 
         return qrels_frame(io.read_qrels(obj, columns=columns), validate=False)
@@ -347,17 +349,9 @@ def evaluate_frames(
 
     order = run_order.with_row_index("_r")
     if per_query:
-        rows = wide.join(order, on="run").sort(["_r", "query_id"]).drop("_r")
-        return (
-            rows.unpivot(index=KEYS, variable_name="measure", value_name="value")
-            .with_row_index("_i")
-            # unpivot lists measure after measure; interleave them back per query
-            .with_columns((pl.col("_i") % max(rows.height, 1)).alias("_q"))
-            .sort("_q", maintain_order=True)
-            .select(*KEYS, "measure", "value")
-        )
+        return _long(wide.join(order, on="run").sort(["_r", "query_id"]).drop("_r"), KEYS)
     # one row per run: mean over queries (sums for counts, geometric mean for GMAP)
-    aggs = []
+    means = []
     for m in measures:
         v = pl.col(m.name)
         if m.aggregate == "sum":
@@ -366,14 +360,20 @@ def evaluate_frames(
             e = v.clip(lower_bound=MIN_GEO_MEAN).log().mean().exp()
         else:
             e = v.mean()
-        aggs.append(e.cast(pl.Float64).alias(m.name))
-    per_run = wide.group_by("run").agg(aggs).join(order, on="run").sort("_r").drop("_r")
+        means.append(e.cast(pl.Float64).alias(m.name))
+    per_run = wide.group_by("run").agg(means).join(order, on="run").sort("_r").drop("_r")
+    return _long(per_run, ["run"])
+
+
+def _long(rows: pl.DataFrame, index: list[str]) -> pl.DataFrame:
+    """One row per (row of ``rows``, measure column), rows in order, measures in order."""
     return (
-        per_run.unpivot(index="run", variable_name="measure", value_name="value")
+        rows.unpivot(index=index, variable_name="measure", value_name="value")
         .with_row_index("_i")
-        .with_columns((pl.col("_i") % max(per_run.height, 1)).alias("_q"))
+        # unpivot lists measure after measure; interleave them back per row
+        .with_columns((pl.col("_i") % max(rows.height, 1)).alias("_q"))
         .sort("_q", maintain_order=True)
-        .select("run", "measure", "value")
+        .select(*index, "measure", "value")
     )
 
 

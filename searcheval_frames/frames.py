@@ -79,13 +79,20 @@ class Kind:
     implementation: Any = None
 
 
+def is_path(obj: Any) -> bool:
+    """Whether ``obj`` names a file, or is a non-empty list of file names."""
+    if isinstance(obj, str | os.PathLike):
+        return True
+    return isinstance(obj, list | tuple) and bool(obj) and all(
+        isinstance(o, str | os.PathLike) for o in obj
+    )
+
+
 def input_kind(obj: Any) -> Kind:
     """Return the :class:`Kind` of a user input (a dict of frames takes its values' kind)."""
     if isinstance(obj, pl.LazyFrame):
         return Kind("polars-lazy")
-    if isinstance(obj, pl.DataFrame | str | os.PathLike):  # file paths are read with polars
-        return Kind("polars")
-    if isinstance(obj, list | tuple) and obj and isinstance(obj[0], str | os.PathLike):
+    if isinstance(obj, pl.DataFrame) or is_path(obj):  # file paths are read with polars
         return Kind("polars")
     mod = type(obj).__module__.split(".")[0]
     if mod == "pandas":
