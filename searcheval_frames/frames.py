@@ -475,9 +475,14 @@ def query_blocks(df: pl.DataFrame, key: tuple[str, str] = ("run", "query_id")) -
     return Blocks(starts, np.append(starts[1:], n), keys)
 
 
-def score_increases(score: pl.Series) -> np.ndarray:
-    """Rows whose score is higher than the previous row's (chunk by chunk, no copy)."""
-    parts, offset, prev = [], 0, None
+def score_increases(score: pl.Series, prev: float | None = None) -> np.ndarray:
+    """Rows whose score is higher than the previous row's (chunk by chunk, no copy).
+
+    ``prev``: the score of the row before the first one, when there is one (the
+    previous batch of a file read in batches).
+    """
+    parts: list[np.ndarray] = []
+    offset = 0
     for chunk in score.get_chunks():
         c = chunk.to_numpy()
         if c.size == 0:

@@ -45,6 +45,7 @@ import os
 import re
 import tempfile
 from collections.abc import Callable, Mapping, Sequence
+from dataclasses import replace
 from pathlib import Path
 from typing import Any, Literal
 
@@ -382,26 +383,25 @@ _RUN_NAMES = ["query_id", "iter", "doc_id", "rank", "score", "tag"]
 
 
 def _fast_trec_run(
-    path: Path, data: bytes | None, rank: bool = True, mark: pl.DataFrame | None = None
+    path: Path, rank: bool = True, mark: pl.DataFrame | None = None
 ) -> tuple[pl.DataFrame, frames.Blocks | None] | None:
     """Multi-threaded parse of a clean single-separator run file; None when not clean."""
     head = _head_text(path, 1 << 16)
     sep = "\t" if "\t" in head else " "
-    if data is None and head == "PAR1":
+    if head == "PAR1":
         return None
-    if data is None:
-        try:
-            with open(path, "rb") as fh:
-                gz = fh.read(2) == b"\x1f\x8b"
-        except OSError:
+    try:
+        with open(path, "rb") as fh:
+            gz = fh.read(2) == b"\x1f\x8b"
+    except OSError:
+        return None
+    if not gz:  # plain text: polars' reader (pyarrow is not even imported)
+        parsed = _polars_trec_run(path, sep, rank, head, mark)
+        if parsed is None:
             return None
-        if not gz:  # plain text: polars' reader (pyarrow is not even imported)
-            parsed = _polars_trec_run(path, sep, rank, head, mark)
-            if parsed is None:
-                return None
-            if parsed[1]:
-                return parsed[0], parsed[2]
-            return _clean_fast_run(parsed[0], sep)
+        if parsed[1]:
+            return parsed[0], parsed[2]
+        return _clean_fast_run(parsed[0], sep)
     import pyarrow as pa
     import pyarrow.csv as pacsv
 
@@ -409,10 +409,8 @@ def _fast_trec_run(
     types["rank"] = pa.int64()
     types["score"] = pa.float64()
     try:
-        source: Any = (pa.BufferReader(data) if data is not None
-                       else pa.input_stream(str(path), compression="gzip"))
         table = pacsv.read_csv(
-            source,
+            pa.input_stream(str(path), compression="gzip"),
             read_options=pacsv.ReadOptions(column_names=_RUN_NAMES, block_size=1 << 24),
             parse_options=pacsv.ParseOptions(delimiter=sep, quote_char=False,
                                               ignore_empty_lines=True),
@@ -467,7 +465,6 @@ def _polars_trec_run(
 
 _BATCH_ROWS = 1 << 20
 _PAIR_HASH = pl.col("query_id").hash(1) ^ pl.col("doc_id").hash(2)  # of a (query, doc)
-_repeats = frames.repeats_in_blocks
 
 
 class _NotClean(Exception):
@@ -523,9 +520,7 @@ def _stream_checked_run(
         bv = runs.struct.field("value")
         h = b.select(_PAIR_HASH).to_series().to_numpy()
         score = b.get_column("score")
-        ups.append(frames.score_increases(score) + offset)
-        if last_score is not None and score[0] > last_score:
-            ups.append(np.array([offset]))
+        ups.append(frames.score_increases(score, last_score) + offset)
         last_score = score[-1]
         last_start = n - int(bl[-1])
         inner = bl[:-1]  # lengths of the batch's blocks before its last one
@@ -537,7 +532,7 @@ def _stream_checked_run(
             if cont:
                 carry = np.concatenate((carry, h))
             else:
-                if _repeats(carry):
+                if frames.repeats_in_blocks(carry):
                     raise _NotClean
                 carry = h
         else:
@@ -545,10 +540,10 @@ def _stream_checked_run(
                 seg = np.concatenate((carry, h[:last_start]))
                 seg_lens = np.concatenate(([carry.size + inner[0]], inner[1:]))
             else:
-                if _repeats(carry):
+                if frames.repeats_in_blocks(carry):
                     raise _NotClean
                 seg, seg_lens = h[:last_start], inner
-            if _repeats(seg, seg_lens):
+            if frames.repeats_in_blocks(seg, seg_lens):
                 raise _NotClean
             carry = h[last_start:]
         if bl.size:
@@ -561,7 +556,7 @@ def _stream_checked_run(
         offset += n
     if not parts:
         return None
-    if _repeats(carry):
+    if frames.repeats_in_blocks(carry):
         raise _NotClean
     df = pl.concat(parts, how="vertical", rechunk=False).with_columns(
         pl.lit(tag0, pl.String).alias("tag"))
@@ -653,7 +648,7 @@ def _exact_trec_run(path: Path, data: bytes) -> pl.DataFrame:
 def _read_trec_run(
     path: Path, rank: bool = True, mark: pl.DataFrame | None = None
 ) -> tuple[pl.DataFrame, frames.Blocks | None]:
-    fast = _fast_trec_run(path, None, rank, mark)
+    fast = _fast_trec_run(path, rank, mark)
     if fast is None:
         return _exact_trec_run(path, _read_bytes(path)).drop("line_no"), None
     return fast
@@ -949,18 +944,13 @@ def _read_runs(
     blocks = None
     for p, nm in zip(paths, names, strict=True):
         df, blocks = _read_one_run(p, format, columns, rank, mark if len(paths) == 1 else None)
-        if nm is not None:
-            df = df.with_columns(pl.lit(nm).alias("run"))
-        elif name_from == "file" or "tag" not in df.columns:
-            df = df.with_columns(pl.lit(_stem(p)).alias("run"))
+        if nm is not None or name_from == "file" or "tag" not in df.columns:
+            df = df.with_columns(pl.lit(nm if nm is not None else _stem(p)).alias("run"))
+            blocks = None  # the reader's blocks are by tag, the run is named otherwise
         else:
             df = df.with_columns(pl.col("tag").alias("run"))
             if blocks is not None:  # (tag, query) blocks are the (run, query) blocks
-                blocks = frames.Blocks(blocks.starts, blocks.ends,
-                                       blocks.keys.rename({"tag": "run"}), blocks.marked,
-                                       blocks.sorted_scores)
-        if "run" not in (blocks.keys.columns if blocks is not None else ()):
-            blocks = None
+                blocks = replace(blocks, keys=blocks.keys.rename({"tag": "run"}))
         df = df.select("run", "query_id", "doc_id", "score",
                        pl.col("rank") if "rank" in df.columns else pl.lit(None, pl.Int64)
                        .alias("rank"))

@@ -78,7 +78,8 @@ def _scores(run: pl.LazyFrame, compat: str) -> pl.LazyFrame:
 def _rank_joined(
     run: pl.DataFrame, qrels: pl.DataFrame, compat: str, strategy: str
 ) -> tuple[pl.LazyFrame, pl.DataFrame]:
-    """Ranks of judged documents by sorting or counting ("sort"/"count"/"auto")."""
+    """Ranks of judged documents by sorting or counting ("sort", "count", or the
+    cheaper of the two for "auto"/"presorted")."""
     run_lf = _scores(run.lazy().select("run", "query_id", "doc_id", "score"), compat)
     qrels_lf = qrels.lazy()
     counts_lf = run_lf.group_by(KEYS).agg(pl.len().cast(pl.Int64).alias("n"))
@@ -210,9 +211,7 @@ def _rank_presorted(
         *KEYS, "doc_id", "relevance", pl.Series("rank", above + 1, dtype=pl.Int64)
     )
     num_ret = blocks.keys.select(
-        pl.col("run") if "run" in blocks.keys.columns else pl.lit(None, pl.String).alias("run"),
-        "query_id",
-        pl.Series("num_ret", blocks.lengths, dtype=pl.Int64),
+        *KEYS, pl.Series("num_ret", blocks.lengths, dtype=pl.Int64)
     )
     return judged, num_ret
 
@@ -262,7 +261,6 @@ def rank_judged(
     found = None
     if strategy in ("auto", "presorted"):
         found = _rank_presorted(run, qrels, compat, blocks)
-        strategy = "auto" if found is None else strategy
     if found is not None:
         judged, num_ret = found[0].lazy(), found[1]
     else:

@@ -16,7 +16,7 @@ from hypothesis import strategies as st
 import searcheval_frames as sef
 from searcheval_frames import io
 from searcheval_frames.errors import FileFormatError
-from searcheval_frames.frames import query_blocks, score_increases
+from searcheval_frames.frames import query_blocks, repeats_in_blocks, score_increases
 
 DOCS = [f"d{i}" for i in range(8)]
 
@@ -143,11 +143,11 @@ def test_duplicate_in_equal_blocks(tmp_path, monkeypatch, batch, where):
         sef.read_run(path)
     # the helper itself, on blocks directly
     h = np.arange(20, dtype=np.uint64)
-    assert not io._repeats(h, np.array([4] * 5))
+    assert not repeats_in_blocks(h, np.array([4] * 5))
     h[where] = h[where ^ 1]
-    assert io._repeats(h, np.array([4] * 5))
+    assert repeats_in_blocks(h, np.array([4] * 5))
     # a repeat across blocks only (a hash collision) need not be reported
-    assert not io._repeats(np.array([1, 2, 1, 3], dtype=np.uint64), np.array([2, 2]))
+    assert not repeats_in_blocks(np.array([1, 2, 1, 3], dtype=np.uint64), np.array([2, 2]))
 
 
 def _split_fields_by_regex(df: pl.DataFrame, n: int) -> pl.DataFrame:

@@ -144,6 +144,8 @@ def test_increases_across_chunks():
     s = pl.concat(parts, rechunk=False)
     assert s.n_chunks() == 2
     assert score_increases(s).tolist() == [2, 4]
+    assert score_increases(s, prev=1.0).tolist() == [0, 2, 4]  # higher than the row before
+    assert score_increases(s, prev=9.0).tolist() == [2, 4]
 
 
 def test_unknown_strategy():
