@@ -19,10 +19,11 @@ from pathlib import Path
 import polars as pl
 
 import searcheval_frames as sef
-from searcheval_frames import frames, ranking
+from searcheval_frames import frames
+from searcheval_frames.core import ranking
 from searcheval_frames.measures import Context, parse_measures
 
-ev = importlib.import_module("searcheval_frames.evaluate")  # the module, not the function
+ev = importlib.import_module("searcheval_frames.core.evaluate")  # the module, not the function
 
 WORK = Path(__file__).resolve().parent / "_work"
 MEASURES = ["P@10", "R@100", "R@1000", "RR@10", "nDCG@10", "AP"]

@@ -27,10 +27,11 @@ from pathlib import Path
 import polars as pl
 
 import searcheval_frames as sef
-from searcheval_frames import frames, ranking
+from searcheval_frames import frames
+from searcheval_frames.core import ranking
 from searcheval_frames.measures import parse_measures
 
-ev = importlib.import_module("searcheval_frames.evaluate")
+ev = importlib.import_module("searcheval_frames.core.evaluate")
 WORK = Path(__file__).resolve().parent / "_work"
 MEASURES = ["P@10", "R@100", "R@1000", "RR@10", "nDCG@10", "AP"]
 KEYS = ["run", "query_id"]

@@ -12,7 +12,8 @@ from __future__ import annotations
 import importlib
 from typing import Any
 
-from .compare import Comparison, compare
+from .analysis.compare import Comparison, compare
+from .core.evaluate import evaluate, pivot
 from .errors import (
     DuplicateRowsError,
     EmptyInputError,
@@ -24,7 +25,6 @@ from .errors import (
     SearchEvalError,
     UnknownMeasureError,
 )
-from .evaluate import evaluate, pivot
 from .frames import qrels_frame, run_frame
 from .measures import Measure, list_measures, parse_measure
 
@@ -42,25 +42,25 @@ _LAZY: dict[str, str] = {
     "read_queries": "io",
     "write_queries": "io",
     # curves and plots
-    "precision_recall_at_k": "curves",
-    "pr_curve_data": "curves",
-    "pr_curve": "plots",
-    "tradeoff_curve": "plots",
-    "benchmark_bars": "plots",
-    "per_query_delta": "plots",
-    "metric_distribution": "plots",
-    "save_figure": "plots",
+    "precision_recall_at_k": "figures",
+    "pr_curve_data": "figures",
+    "pr_curve": "figures",
+    "tradeoff_curve": "figures",
+    "benchmark_bars": "figures",
+    "per_query_delta": "figures",
+    "metric_distribution": "figures",
+    "save_figure": "figures",
     # building an evaluation set
-    "pool": "pooling",
-    "coverage": "pooling",
-    "holes": "pooling",
-    "metric_bounds": "pooling",
-    "export_label_sheet": "labels",
-    "import_label_sheet": "labels",
-    "LabelStore": "labels",
-    "merge_labels": "labels",
-    "agreement": "labels",
-    "label_widget": "widget",
+    "pool": "evalset",
+    "coverage": "evalset",
+    "holes": "evalset",
+    "metric_bounds": "evalset",
+    "export_label_sheet": "evalset",
+    "import_label_sheet": "evalset",
+    "LabelStore": "evalset",
+    "merge_labels": "evalset",
+    "agreement": "evalset",
+    "label_widget": "evalset",
 }
 
 __all__ = [

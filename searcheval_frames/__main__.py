@@ -1,5 +1,5 @@
 """``python -m searcheval_frames`` runs the ``searcheval`` command line."""
 
-from .cli import main
+from .cli.main import main
 
 raise SystemExit(main())

@@ -14,8 +14,8 @@ from conftest import REPO, shared_path
 from scipy import stats as sps
 
 import searcheval_frames as sef
-from searcheval_frames import stats
-from searcheval_frames.compare import FRAME_COLUMNS, Comparison
+from searcheval_frames.analysis import stats
+from searcheval_frames.analysis.compare import FRAME_COLUMNS, Comparison
 from searcheval_frames.errors import (
     DuplicateRowsError,
     IdMismatchError,
@@ -225,8 +225,8 @@ def test_bad_input_raises_clear_errors():
 def test_sef_compare_stays_the_function_after_importing_the_module():
     import importlib
 
-    importlib.import_module("searcheval_frames.compare")
-    from searcheval_frames.compare import compare as fn
+    importlib.import_module("searcheval_frames.analysis.compare")
+    from searcheval_frames.analysis.compare import compare as fn
 
     assert sef.compare is fn
     assert isinstance(sef.compare(random_frame()), Comparison)

@@ -19,8 +19,8 @@ from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
 import searcheval_frames as sef
-from searcheval_frames import curves
 from searcheval_frames.errors import SearchEvalError, SearchEvalWarning
+from searcheval_frames.figures import curves
 
 TOL = 1e-12
 

@@ -9,9 +9,9 @@ import pytest
 
 MODULES = [
     "searcheval_frames",
-    "searcheval_frames.frames",
-    "searcheval_frames.ranking",
-    "searcheval_frames.evaluate",
+    "searcheval_frames.frames.canonical",
+    "searcheval_frames.core.ranking",
+    "searcheval_frames.core.evaluate",
     "searcheval_frames.measures",
     "searcheval_frames.measures.base",
 ]

@@ -14,6 +14,7 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 import searcheval_frames as sef
+from searcheval_frames.core.evaluate import evaluate_frames
 from searcheval_frames.errors import (
     DuplicateRowsError,
     EmptyInputError,
@@ -25,7 +26,6 @@ from searcheval_frames.errors import (
     SearchEvalWarning,
     UnknownMeasureError,
 )
-from searcheval_frames.evaluate import evaluate_frames
 from searcheval_frames.frames import qrels_frame, run_frame
 from searcheval_frames.measures import parse_measure
 

@@ -14,9 +14,9 @@ from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
 import searcheval_frames as sef
-from searcheval_frames import io
 from searcheval_frames.errors import FileFormatError
 from searcheval_frames.frames import query_blocks, repeats_in_blocks, score_increases
+from searcheval_frames.io import readers as io
 
 DOCS = [f"d{i}" for i in range(8)]
 

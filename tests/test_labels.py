@@ -26,7 +26,7 @@ from searcheval_frames.errors import (
     InvalidRelevanceError,
     SearchEvalError,
 )
-from searcheval_frames.labels import LabelStore, cohen_kappa, confusion_matrix, fleiss_kappa
+from searcheval_frames.evalset.labels import LabelStore, cohen_kappa, confusion_matrix, fleiss_kappa
 
 REPO = Path(__file__).resolve().parents[1]
 
@@ -299,7 +299,7 @@ def test_store_damaged_middle_line_is_an_error(tmp_path: Path) -> None:
 WRITER = textwrap.dedent(
     """
     import sys
-    from searcheval_frames.labels import LabelStore
+    from searcheval_frames.evalset.labels import LabelStore
     store = LabelStore(sys.argv[1], assessor=sys.argv[2])
     i = 0
     while True:
@@ -355,7 +355,7 @@ def test_store_survives_sigkill_of_a_writing_process(tmp_path: Path, kill_after:
 TORN_WRITER = textwrap.dedent(
     """
     import os, sys, time
-    from searcheval_frames.labels import LabelStore
+    from searcheval_frames.evalset.labels import LabelStore
     store = LabelStore(sys.argv[1], assessor="w")
     for i in range(50):
         store.append("q1", f"d{i}", 1)
@@ -393,7 +393,7 @@ def test_store_sigkill_mid_line_loses_only_that_line(tmp_path: Path) -> None:
 CONCURRENT = textwrap.dedent(
     """
     import sys
-    from searcheval_frames.labels import LabelStore
+    from searcheval_frames.evalset.labels import LabelStore
     store = LabelStore(sys.argv[1], assessor=sys.argv[2])
     for i in range(150):
         store.append("q1", f"d{i}", i % 3)

@@ -17,7 +17,7 @@ from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 from trec_files import read_trec_qrels, read_trec_run
 
-from searcheval_frames.evaluate import evaluate_frames
+from searcheval_frames.core.evaluate import evaluate_frames
 from searcheval_frames.measures import parse_measure
 
 pytrec_eval = pytest.importorskip("pytrec_eval")

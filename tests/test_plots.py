@@ -24,8 +24,8 @@ from matplotlib.colors import to_hex
 from matplotlib.testing.compare import compare_images
 
 import searcheval_frames as sef
-from searcheval_frames import plots
 from searcheval_frames.errors import MissingColumnError, SearchEvalError, SearchEvalWarning
+from searcheval_frames.figures import plots
 
 IMAGE_TOL = 3.0  # RMS over 0-255 pixel values
 

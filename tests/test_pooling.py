@@ -1,4 +1,4 @@
-"""Pools, coverage, holes and metric bounds (searcheval_frames.pooling)."""
+"""Pools, coverage, holes and metric bounds (searcheval_frames.evalset.pooling)."""
 
 from __future__ import annotations
 

@@ -8,8 +8,8 @@ import pytest
 from hypothesis import assume, given, settings
 from hypothesis import strategies as st
 
-from searcheval_frames import ranking
-from searcheval_frames.evaluate import evaluate_frames
+from searcheval_frames.core import ranking
+from searcheval_frames.core.evaluate import evaluate_frames
 from searcheval_frames.frames import has_repeats, key_hash, query_blocks, score_increases
 from searcheval_frames.measures import parse_measure
 

@@ -10,8 +10,8 @@ import polars as pl
 import pytest
 
 import searcheval_frames as sef
+from searcheval_frames.analysis.tables import Report
 from searcheval_frames.errors import SearchEvalError
-from searcheval_frames.report import Report
 
 
 def seed_like():

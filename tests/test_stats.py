@@ -11,7 +11,7 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 from scipy import stats as sps
 
-from searcheval_frames import stats
+from searcheval_frames.analysis import stats
 from searcheval_frames.errors import SearchEvalError
 
 X3 = np.array([0.5, 0.7, 0.9])

@@ -14,8 +14,8 @@ import pytest
 from conftest import shared_path
 from trec_files import read_expected, read_trec_qrels, read_trec_run
 
+from searcheval_frames.core.evaluate import evaluate_frames
 from searcheval_frames.errors import UnknownMeasureError
-from searcheval_frames.evaluate import evaluate_frames
 from searcheval_frames.measures import parse_measure
 
 COUNTS = {"num_q", "num_ret", "num_rel", "num_rel_ret"}

@@ -22,8 +22,8 @@ from typing import Any, Literal
 
 import polars as pl
 
-from .errors import SearchEvalError, format_rows
-from .frames import input_kind, qrels_frame, run_frame, to_native
+from ..errors import SearchEvalError, format_rows
+from ..frames import input_kind, qrels_frame, run_frame, to_native
 
 __all__ = ["coverage", "holes", "metric_bounds", "pool"]
 
@@ -398,8 +398,8 @@ def metric_bounds(
     """
     import warnings
 
-    from .evaluate import evaluate
-    from .measures import parse_measures
+    from ..core.evaluate import evaluate
+    from ..measures import parse_measures
 
     depth = _check_optional_depth(depth)
     parsed = parse_measures(measures)

@@ -40,7 +40,7 @@ from typing import Any
 
 import numpy as np
 
-from .errors import SearchEvalError
+from ..errors import SearchEvalError
 
 __all__ = [
     "CI_METHODS",

@@ -34,7 +34,7 @@ from typing import Any, Literal, NamedTuple
 import numpy as np
 import polars as pl
 
-from .errors import (
+from ..errors import (
     DuplicateRowsError,
     FileFormatError,
     InvalidRelevanceError,
@@ -42,7 +42,7 @@ from .errors import (
     SearchEvalError,
     format_rows,
 )
-from .frames import ALIASES, input_kind, qrels_frame, to_native
+from ..frames import ALIASES, input_kind, qrels_frame, to_native
 
 __all__ = [
     "Agreement",
@@ -168,7 +168,7 @@ def _find_column(df: pl.DataFrame, names: Sequence[str], exclude: Sequence[str] 
 
 
 def _to_polars_frame(obj: Any, arg: str) -> pl.DataFrame:
-    from .frames import _to_polars
+    from ..frames import _to_polars
 
     return _to_polars(obj, arg)
 

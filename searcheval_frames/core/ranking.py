@@ -44,7 +44,7 @@ from typing import Literal
 import numpy as np
 import polars as pl
 
-from .frames import Blocks, query_blocks, score_increases
+from ..frames import Blocks, query_blocks, score_increases
 
 __all__ = ["RankedJudged", "rank_judged"]
 

@@ -42,8 +42,8 @@ from typing import TYPE_CHECKING, Any
 
 import polars as pl
 
-from .errors import SearchEvalError
-from .frames import to_native
+from ..errors import SearchEvalError
+from ..frames import to_native
 
 if TYPE_CHECKING:  # pragma: no cover
     from .compare import Comparison

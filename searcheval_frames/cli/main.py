@@ -25,10 +25,10 @@ from typing import TYPE_CHECKING, Any, TextIO
 
 import polars as pl
 
-from .errors import FileFormatError, SearchEvalError
+from ..errors import FileFormatError, SearchEvalError
 
 if TYPE_CHECKING:
-    from .frames import Blocks
+    from ..frames import Blocks
 
 __all__ = ["build_parser", "main"]
 
@@ -63,7 +63,7 @@ exit codes: 0 ok, 1 bad input (file, measure or data), 2 bad command line."""
 
 def build_parser() -> argparse.ArgumentParser:
     """The argument parser of ``searcheval`` (exposed for documentation and tests)."""
-    from . import __version__
+    from .. import __version__
 
     p = argparse.ArgumentParser(
         prog="searcheval",
@@ -122,8 +122,8 @@ def _read_runs(
     paths: Sequence[str], name_from: str, qrels: pl.DataFrame
 ) -> tuple[pl.DataFrame, Blocks | None]:
     """All run files in one frame, with the blocks (and judged rows) of a single file."""
-    from .evaluate import _run_from
-    from .io import read_run
+    from ..core.evaluate import _run_from
+    from ..io import read_run
 
     if len(paths) == 1:  # read once, as sef.evaluate reads a path: with blocks and marks
         df, blocks = _run_from(paths[0], qrels, name_from=name_from)  # type: ignore[arg-type]
@@ -180,7 +180,7 @@ def _wide(agg: pl.DataFrame, pq: pl.DataFrame | None, requests: Sequence,
 
 def _render(fmt: str, agg: pl.DataFrame, pq: pl.DataFrame | None, requests: Sequence,
             runs: list[str], digits: int) -> str:
-    from .trec_format import format_trec_eval
+    from .trec_eval import format_trec_eval
 
     if fmt == "trec_eval":
         return format_trec_eval(agg, requests, pq)
@@ -220,7 +220,7 @@ def _render(fmt: str, agg: pl.DataFrame, pq: pl.DataFrame | None, requests: Sequ
 
 
 def _list_measures(out: TextIO) -> None:
-    from .measures import list_measures
+    from ..measures import list_measures
 
     table = list_measures()
     cols = [c for c in ("family", "example", "trec_eval", "summary") if c in table.columns]
@@ -233,10 +233,10 @@ def _list_measures(out: TextIO) -> None:
 
 def run_cli(args: argparse.Namespace, out: TextIO) -> int:
     """Evaluate as the parsed command line says; returns the exit code."""
-    from .evaluate import _check_options, evaluate_frames
-    from .io import read_qrels
-    from .measures import parse_measures
-    from .trec_format import expand_measures
+    from ..core.evaluate import _check_options, evaluate_frames
+    from ..io import read_qrels
+    from ..measures import parse_measures
+    from .trec_eval import expand_measures
 
     exp = expand_measures(args.measures, args.compat)
     if exp.skipped:
@@ -271,7 +271,7 @@ def run_cli(args: argparse.Namespace, out: TextIO) -> int:
     requests = exp.requests
     if args.format == "trec_eval" and len(runs) > 1 and all(r.measure for r in requests):
         # one block per run, like running trec_eval once per file: say which run it is
-        from .trec_format import MeasureRequest
+        from .trec_eval import MeasureRequest
 
         requests = [MeasureRequest(None, "runid", (0, 0.0, 0), "runid"), *requests]
     out.write(_render(args.format, agg, pq, requests, runs, args.digits))
@@ -317,7 +317,7 @@ def main(argv: Sequence[str] | None = None) -> int:
         if args.output:
             buf = io.StringIO()
             code = run_cli(args, buf)
-            from .io import _atomic_write
+            from ..io import _atomic_write
 
             data = buf.getvalue().encode()
             _atomic_write(Path(args.output), lambda fh: fh.write(data))

@@ -32,8 +32,7 @@ from typing import TYPE_CHECKING, Any, Literal
 import numpy as np
 import polars as pl
 
-from . import stats as _st
-from .errors import (
+from ..errors import (
     DuplicateRowsError,
     EmptyInputError,
     IdMismatchError,
@@ -42,10 +41,11 @@ from .errors import (
     SearchEvalError,
     format_rows,
 )
-from .frames import ALIASES, Kind, input_kind, to_native
+from ..frames import ALIASES, Kind, input_kind, to_native
+from . import stats as _st
 
 if TYPE_CHECKING:  # pragma: no cover
-    from .report import Report
+    from .tables import Report
 
 __all__ = ["FRAME_COLUMNS", "Comparison", "compare"]
 
@@ -171,7 +171,7 @@ def _resolve(df: pl.DataFrame, columns: Mapping[str, str] | None) -> pl.DataFram
 
 
 def _per_query_input(obj: Any, columns: Mapping[str, str] | None) -> pl.DataFrame:
-    from .frames import _to_polars
+    from ..frames import _to_polars
 
     if isinstance(obj, Mapping) and obj and all(not isinstance(v, Mapping) for v in obj.values()):
         parts = []
@@ -198,7 +198,7 @@ def _select_measures(pq: pl.DataFrame, measures: Any) -> tuple[pl.DataFrame, lis
     wanted = [measures] if isinstance(measures, str) else [str(m) for m in measures]
     canon_present: dict[str, str] = {}
     try:
-        from .measures import parse_measure
+        from ..measures import parse_measure
 
         for name in present:
             with contextlib.suppress(Exception):
@@ -417,7 +417,7 @@ class Comparison:
         pair), ``before -> after`` like the seed's benchmark. ``columns`` picks the
         statistics shown, see :class:`~searcheval_frames.report.Report`.
         """
-        from .report import Report
+        from .tables import Report
 
         return Report(
             self,
@@ -594,7 +594,7 @@ def compare(
             raise SearchEvalError(
                 "compare: with runs and qrels, pass measures=, e.g. measures=['P@5', 'nDCG@10']"
             )
-        from .evaluate import evaluate
+        from ..core.evaluate import evaluate
 
         kind = input_kind(run_input)
         ev = evaluate(

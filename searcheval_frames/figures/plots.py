@@ -32,7 +32,7 @@ from typing import TYPE_CHECKING, Any, Literal, cast
 import numpy as np
 import polars as pl
 
-from .errors import EmptyInputError, MissingColumnError, SearchEvalError, SearchEvalWarning
+from ..errors import EmptyInputError, MissingColumnError, SearchEvalError, SearchEvalWarning
 
 if TYPE_CHECKING:  # pragma: no cover
     from matplotlib.axes import Axes
@@ -128,7 +128,7 @@ def _dash(i: int) -> str:
 
 
 def _to_pl(obj: Any, arg: str) -> pl.DataFrame:
-    from .frames import _to_polars
+    from ..frames import _to_polars
 
     if isinstance(obj, Mapping):
         raise SearchEvalError(f"{arg}: expected a DataFrame, got a dict")

@@ -29,7 +29,7 @@ from typing import Any
 
 import polars as pl
 
-from .errors import SearchEvalError
+from ..errors import SearchEvalError
 from .labels import (
     Grades,
     LabelStore,

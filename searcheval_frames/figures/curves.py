@@ -28,12 +28,12 @@ from typing import Any, Literal, cast
 
 import polars as pl
 
-from .errors import SearchEvalError
-from .evaluate import _check_options, query_plan
-from .frames import input_kind, qrels_frame, run_frame, to_native
-from .measures.base import Context
-from .measures.rank import ELEVEN_POINTS, iprec_cut
-from .ranking import RankedJudged, Strategy, rank_judged
+from ..core.evaluate import _check_options, query_plan
+from ..core.ranking import RankedJudged, Strategy, rank_judged
+from ..errors import SearchEvalError
+from ..frames import input_kind, qrels_frame, run_frame, to_native
+from ..measures.base import Context
+from ..measures.rank import ELEVEN_POINTS, iprec_cut
 
 __all__ = ["pr_curve_data", "precision_recall_at_k"]
 

@@ -21,16 +21,12 @@ them after a NaN) become ``"1"``.
 
 from __future__ import annotations
 
-import os
 from collections.abc import Mapping
-from concurrent.futures import ThreadPoolExecutor
-from dataclasses import dataclass
-from typing import Any, Literal
+from typing import Any
 
-import numpy as np
 import polars as pl
 
-from .errors import (
+from ..errors import (
     DuplicateRowsError,
     EmptyInputError,
     InvalidRelevanceError,
@@ -39,6 +35,8 @@ from .errors import (
     SearchEvalError,
     format_rows,
 )
+from .blocks import Blocks, _duplicates, has_repeats, key_hash, query_blocks  # noqa: F401
+from .kinds import Kind, _to_polars, input_kind, is_path, to_native  # noqa: F401
 
 __all__ = [
     "ALIASES",
@@ -69,110 +67,6 @@ ALIASES: dict[str, tuple[str, ...]] = {
                   "relevance_label", "rating", "gain"),
 }
 
-
-# --------------------------------------------------------------------------- kinds
-@dataclass(frozen=True)
-class Kind:
-    """What the caller gave us, so results can be handed back the same way."""
-
-    name: Literal["polars", "polars-lazy", "pandas", "pyarrow", "narwhals", "dict"]
-    implementation: Any = None
-
-
-def is_path(obj: Any) -> bool:
-    """Whether ``obj`` names a file, or is a non-empty list of file names."""
-    if isinstance(obj, str | os.PathLike):
-        return True
-    return isinstance(obj, list | tuple) and bool(obj) and all(
-        isinstance(o, str | os.PathLike) for o in obj
-    )
-
-
-def input_kind(obj: Any) -> Kind:
-    """Return the :class:`Kind` of a user input (a dict of frames takes its values' kind)."""
-    if isinstance(obj, pl.LazyFrame):
-        return Kind("polars-lazy")
-    if isinstance(obj, pl.DataFrame) or is_path(obj):  # file paths are read with polars
-        return Kind("polars")
-    mod = type(obj).__module__.split(".")[0]
-    if mod == "pandas":
-        return Kind("pandas")
-    if mod == "pyarrow":
-        return Kind("pyarrow")
-    if isinstance(obj, Mapping):
-        values = list(obj.values())
-        if values and not isinstance(values[0], Mapping):
-            return input_kind(values[0])
-        return Kind("dict")
-    try:
-        import narwhals as nw
-
-        impl = nw.from_native(obj).implementation
-        return Kind("narwhals", impl)
-    except Exception:
-        return Kind("polars")
-
-
-def to_native(frame: pl.DataFrame, kind: Kind) -> Any:
-    """Convert a polars result to the caller's kind of frame."""
-    if kind.name in ("polars", "dict"):
-        return frame
-    if kind.name == "polars-lazy":
-        return frame.lazy()
-    if kind.name == "pandas":
-        return frame.to_pandas()
-    if kind.name == "pyarrow":
-        return frame.to_arrow()
-    import narwhals as nw
-
-    try:
-        return nw.from_arrow(frame.to_arrow(), backend=kind.implementation).to_native()
-    except Exception:
-        return frame
-
-
-# --------------------------------------------------------------------------- input
-def _to_polars(obj: Any, arg: str) -> pl.DataFrame:
-    if isinstance(obj, pl.DataFrame):
-        return obj
-    if isinstance(obj, pl.LazyFrame):
-        return obj.collect()
-    mod = type(obj).__module__.split(".")[0]
-    if mod == "pandas":
-        import pandas as pd
-
-        df = obj
-        if not isinstance(df.index, pd.RangeIndex) and any(
-            name is not None for name in df.index.names
-        ):
-            df = df.reset_index()
-        # object columns with mixed python types (int and str ids) do not convert
-        # to arrow; make them strings first, keeping missing values missing.
-        fixed = {}
-        for col in df.columns:
-            if df[col].dtype == object:
-                fixed[col] = df[col].map(lambda v: v if v is None or v != v else str(v))
-        if fixed:
-            df = df.assign(**fixed)
-        return pl.from_pandas(df)
-    if mod == "pyarrow":
-        out = pl.from_arrow(obj)
-        if isinstance(out, pl.Series):
-            raise SearchEvalError(f"{arg}: expected a table, got a pyarrow array")
-        return out
-    try:
-        import narwhals as nw
-
-        nw_obj = nw.from_native(obj)
-        if isinstance(nw_obj, nw.LazyFrame):
-            nw_obj = nw_obj.collect()
-        return nw_obj.to_polars()
-    except TypeError as exc:
-        raise SearchEvalError(
-            f"{arg}: cannot read an object of type {type(obj).__name__}. Pass a pandas or "
-            "polars DataFrame, a pyarrow Table, a dict {run_name: frame} or a "
-            "pytrec_eval-style dict {query_id: {doc_id: value}}."
-        ) from exc
 
 
 def _resolve_columns(
@@ -399,149 +293,6 @@ def _numeric(df: pl.DataFrame, col: str, arg: str, user_col: str, dtype: Any) ->
             )
         return pl.col(col).str.strip_chars().cast(pl.Float64).cast(dtype)
     raise InvalidScoreError(f"{arg}: column {user_col!r} has type {src}; it must be numeric.")
-
-
-def key_hash(df: pl.DataFrame, key: list[str]) -> pl.Series:
-    """A 64-bit hash per row of the ``key`` columns (equal keys give equal hashes)."""
-    return df.select(
-        pl.reduce(lambda a, b: a ^ b, [pl.col(c).hash(seed=i + 1) for i, c in enumerate(key)])
-    ).to_series()
-
-
-@dataclass(frozen=True)
-class Blocks:
-    """Where each (run, query) lives in a frame whose rows of a query are contiguous.
-
-    Block ``i`` is rows ``starts[i]:ends[i]``; ``keys`` holds its ``run`` and
-    ``query_id``. Files and most frames list a query's documents together, which
-    lets duplicate checks and ranking work block by block instead of hashing
-    or sorting the whole frame.
-    """
-
-    starts: np.ndarray
-    ends: np.ndarray
-    keys: pl.DataFrame
-    #: rows that may hold one of the (query, doc) pairs the reader was asked to mark
-    #: (:func:`searcheval_frames.evaluate` passes the qrels): every such row, and
-    #: rarely a row whose pair only shares a 64-bit hash with one; None if not asked
-    marked: np.ndarray | None = None
-    #: whether scores never increase inside a block (None: not checked)
-    sorted_scores: bool | None = None
-
-    @property
-    def lengths(self) -> np.ndarray:
-        return self.ends - self.starts
-
-
-def _run_starts(df: pl.DataFrame, col: str) -> np.ndarray:
-    """First row of every run of equal values in ``df[col]``.
-
-    Through an expression on the frame, not ``get_column``: a constant column
-    (``pl.lit``) stays a scalar and costs nothing, where ``get_column`` would
-    first build its seven million values.
-    """
-    lengths = df.select(pl.col(col).rle().struct.field("len")).to_series().to_numpy()
-    return np.concatenate(([0], np.cumsum(lengths.astype(np.int64))[:-1]))
-
-
-def query_blocks(df: pl.DataFrame, key: tuple[str, str] = ("run", "query_id")) -> Blocks | None:
-    """The contiguous (run, query) blocks of ``df``, or None when a query is split.
-
-    Exact (run-length encoding of the id strings, no hashing); costs one pass
-    over the query ids, and one over the run names unless polars knows they are
-    all equal.
-
-    Examples
-    --------
-    >>> df = pl.DataFrame({"run": "r", "query_id": ["1", "1", "2"], "doc_id": ["a", "b", "a"]})
-    >>> query_blocks(df).starts.tolist(), query_blocks(df).ends.tolist()
-    ([0, 2], [2, 3])
-    >>> query_blocks(df[[0, 2, 1]]) is None   # query 1 is split in two
-    True
-    """
-    n = df.height
-    if n == 0:
-        return None
-    outer, inner = key
-    starts = _run_starts(df, inner)
-    if outer in df.columns:
-        outer_starts = _run_starts(df, outer)
-        if outer_starts.size > 1:
-            starts = np.union1d(starts, outer_starts)
-    idx = pl.Series(starts, dtype=pl.Int64)
-    keys = df.select(pl.col(c).gather(idx) for c in key if c in df.columns)
-    if keys.height > 1 and keys.is_duplicated().any():
-        return None
-    return Blocks(starts, np.append(starts[1:], n), keys)
-
-
-def score_increases(score: pl.Series, prev: float | None = None) -> np.ndarray:
-    """Rows whose score is higher than the previous row's (chunk by chunk, no copy).
-
-    ``prev``: the score of the row before the first one, when there is one (the
-    previous batch of a file read in batches).
-    """
-    parts: list[np.ndarray] = []
-    offset = 0
-    for chunk in score.get_chunks():
-        c = chunk.to_numpy()
-        if c.size == 0:
-            continue
-        if prev is not None and c[0] > prev:
-            parts.append(np.array([offset]))
-        parts.append(np.flatnonzero(c[1:] > c[:-1]) + (offset + 1))
-        offset, prev = offset + c.size, c[-1]
-    return np.concatenate(parts) if parts else np.zeros(0, np.int64)
-
-
-def repeats_in_blocks(values: np.ndarray, lengths: np.ndarray | None = None) -> bool:
-    """Whether a value repeats; with block ``lengths`` all equal, within each block only.
-
-    Runs of a fixed depth (1000 per query, say) have equal blocks: sorting each
-    block on its own (a 2-D sort along rows) is about twice as fast as one sort.
-    Any repeat within a block is also one of the whole, so this never misses one
-    the caller looks for (repeats across blocks are hash collisions, not duplicates).
-    """
-    if values.size < 2:
-        return False
-    if lengths is not None and lengths.size > 1 and (lengths == lengths[0]).all():
-        v = np.sort(values.reshape(lengths.size, int(lengths[0])), axis=1)
-        return bool((v[:, 1:] == v[:, :-1]).any())
-    v = np.sort(values)
-    return bool((v[1:] == v[:-1]).any())
-
-
-def has_repeats(values: pl.Series, blocks: Blocks | None = None) -> bool:
-    """Whether a numeric series holds a value twice (sorting beats hashing 7M hashes).
-
-    With ``blocks`` (a value can only repeat inside a block, e.g. hashes of
-    (query, doc) keys), the two halves split at a block boundary are checked in
-    two threads (numpy releases the GIL while it sorts), block by block when the
-    blocks are all of one length.
-    """
-    arr = values.to_numpy()
-    if blocks is None or arr.size < 1_000_000 or blocks.starts.size < 2:
-        return repeats_in_blocks(arr)
-    k = min(int(np.searchsorted(blocks.starts, arr.size // 2)), blocks.starts.size - 1)
-    mid = int(blocks.starts[k])
-    lengths = blocks.lengths
-    halves = ((arr[:mid], lengths[:k]), (arr[mid:], lengths[k:]))
-    with ThreadPoolExecutor(2) as pool:
-        return any(pool.map(lambda part: repeats_in_blocks(*part), halves))
-
-
-def _duplicates(df: pl.DataFrame, key: list[str], blocks: Blocks | None = None) -> pl.DataFrame:
-    """Rows whose key occurs more than once.
-
-    A 64-bit hash of the key finds candidate rows in one cheap pass; only rows
-    whose hash repeats are compared exactly, so a hash collision never raises.
-    ``blocks``: the frame's (run, query) blocks, when ``key`` starts with them.
-    """
-    h = key_hash(df, key)
-    if not has_repeats(h, blocks):
-        return df.clear()
-    cand = df.filter(h.is_duplicated())
-    return cand.filter(pl.struct(key).is_duplicated())
 
 
 def _validate_run(

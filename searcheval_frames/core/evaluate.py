@@ -31,8 +31,8 @@ from typing import Any, Literal
 
 import polars as pl
 
-from .errors import IdMismatchError, SearchEvalError, SearchEvalWarning
-from .frames import (
+from ..errors import IdMismatchError, SearchEvalError, SearchEvalWarning
+from ..frames import (
     Blocks,
     _run_frame,
     _to_polars,
@@ -42,8 +42,8 @@ from .frames import (
     run_frame,
     to_native,
 )
-from .measures import Context, Measure, parse_measures
-from .measures.ndcg import gain_expr
+from ..measures import Context, Measure, parse_measures
+from ..measures.ndcg import gain_expr
 from .ranking import RankedJudged, Strategy, rank_judged
 
 __all__ = ["evaluate", "evaluate_frames", "pivot"]
@@ -161,7 +161,7 @@ def _run_from(
     """
     if not is_path(obj):
         return _run_frame(obj, columns=columns)
-    from . import io
+    from .. import io
 
     df, blocks = io._read_runs(obj, name_from=name_from, columns=columns, rank=False,
                                mark=qrels.select("query_id", "doc_id"))
@@ -175,7 +175,7 @@ def _qrels_from(obj: Any, columns: Mapping[str, str] | None) -> pl.DataFrame:
     are not repeated for them.
     """
     if is_path(obj):
-        from . import io
+        from .. import io
 
         return qrels_frame(io.read_qrels(obj, columns=columns), validate=False)
     return qrels_frame(obj, columns=columns)

@@ -21,8 +21,8 @@ from typing import Any
 
 import polars as pl
 
-from .errors import SearchEvalError, UnknownMeasureError
-from .measures.base import split_outside
+from ..errors import SearchEvalError, UnknownMeasureError
+from ..measures.base import split_outside
 
 __all__ = [
     "OFFICIAL",
@@ -120,7 +120,7 @@ class Expansion:
 
 
 def _parse(name: str) -> Any:
-    from .measures import parse_measure
+    from ..measures import parse_measure
 
     return parse_measure(name)
 

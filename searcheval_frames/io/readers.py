@@ -52,8 +52,8 @@ from typing import Any, Literal
 import numpy as np
 import polars as pl
 
-from . import frames
-from .errors import EmptyInputError, FileFormatError, MissingColumnError, SearchEvalError
+from .. import frames
+from ..errors import EmptyInputError, FileFormatError, MissingColumnError, SearchEvalError
 
 __all__ = [
     "detect_format",
@@ -958,7 +958,7 @@ def _read_runs(
                       if len(paths) > 1 else [])
         for r in names_here:
             if r in seen and len(paths) > 1:
-                from .errors import DuplicateRowsError
+                from ..errors import DuplicateRowsError
 
                 raise DuplicateRowsError(
                     f"{p}: run name {r!r} is also the name of the run in {seen[r]}; the two "
@@ -1301,7 +1301,7 @@ def _no_space(df: pl.DataFrame, cols: Sequence[str], arg: str) -> None:
     for c in cols:
         bad = df.filter(pl.col(c).str.contains(r"\s") | (pl.col(c) == ""))
         if bad.height:
-            from .errors import format_rows
+            from ..errors import format_rows
 
             raise SearchEvalError(
                 f"{arg}: column {c!r} has values that are empty or contain whitespace, which "
@@ -1510,7 +1510,7 @@ def write_queries(
         with_header = header if header is not None else df.width > 2
         bad = df.filter(pl.any_horizontal(pl.col(pl.String).str.contains(r"[\t\n\r]")))
         if bad.height:
-            from .errors import format_rows
+            from ..errors import format_rows
 
             raise SearchEvalError(
                 f"queries: TAB or newline characters inside values cannot be written as TSV:\n"

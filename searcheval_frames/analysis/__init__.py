@@ -1,0 +1,1 @@
+"""Comparisons, statistics and report tables over per-query results (layer 5)."""

@@ -1,0 +1,5 @@
+"""The ``searcheval`` command line (top layer)."""
+
+from .main import main
+
+__all__ = ["main"]

@@ -1,0 +1,157 @@
+"""Query blocks, 64-bit key hashes and duplicate checks over canonical frames.
+
+A run whose rows of one query are contiguous (as in every TREC file) is described
+by its ``Blocks``; the duplicate check and the presorted ranking use them so that
+no 7M-row sort or join is needed.
+"""
+
+from __future__ import annotations
+
+from concurrent.futures import ThreadPoolExecutor
+from dataclasses import dataclass
+
+import numpy as np
+import polars as pl
+
+
+def key_hash(df: pl.DataFrame, key: list[str]) -> pl.Series:
+    """A 64-bit hash per row of the ``key`` columns (equal keys give equal hashes)."""
+    return df.select(
+        pl.reduce(lambda a, b: a ^ b, [pl.col(c).hash(seed=i + 1) for i, c in enumerate(key)])
+    ).to_series()
+
+
+@dataclass(frozen=True)
+class Blocks:
+    """Where each (run, query) lives in a frame whose rows of a query are contiguous.
+
+    Block ``i`` is rows ``starts[i]:ends[i]``; ``keys`` holds its ``run`` and
+    ``query_id``. Files and most frames list a query's documents together, which
+    lets duplicate checks and ranking work block by block instead of hashing
+    or sorting the whole frame.
+    """
+
+    starts: np.ndarray
+    ends: np.ndarray
+    keys: pl.DataFrame
+    #: rows that may hold one of the (query, doc) pairs the reader was asked to mark
+    #: (:func:`searcheval_frames.evaluate` passes the qrels): every such row, and
+    #: rarely a row whose pair only shares a 64-bit hash with one; None if not asked
+    marked: np.ndarray | None = None
+    #: whether scores never increase inside a block (None: not checked)
+    sorted_scores: bool | None = None
+
+    @property
+    def lengths(self) -> np.ndarray:
+        return self.ends - self.starts
+
+
+def _run_starts(df: pl.DataFrame, col: str) -> np.ndarray:
+    """First row of every run of equal values in ``df[col]``.
+
+    Through an expression on the frame, not ``get_column``: a constant column
+    (``pl.lit``) stays a scalar and costs nothing, where ``get_column`` would
+    first build its seven million values.
+    """
+    lengths = df.select(pl.col(col).rle().struct.field("len")).to_series().to_numpy()
+    return np.concatenate(([0], np.cumsum(lengths.astype(np.int64))[:-1]))
+
+
+def query_blocks(df: pl.DataFrame, key: tuple[str, str] = ("run", "query_id")) -> Blocks | None:
+    """The contiguous (run, query) blocks of ``df``, or None when a query is split.
+
+    Exact (run-length encoding of the id strings, no hashing); costs one pass
+    over the query ids, and one over the run names unless polars knows they are
+    all equal.
+
+    Examples
+    --------
+    >>> df = pl.DataFrame({"run": "r", "query_id": ["1", "1", "2"], "doc_id": ["a", "b", "a"]})
+    >>> query_blocks(df).starts.tolist(), query_blocks(df).ends.tolist()
+    ([0, 2], [2, 3])
+    >>> query_blocks(df[[0, 2, 1]]) is None   # query 1 is split in two
+    True
+    """
+    n = df.height
+    if n == 0:
+        return None
+    outer, inner = key
+    starts = _run_starts(df, inner)
+    if outer in df.columns:
+        outer_starts = _run_starts(df, outer)
+        if outer_starts.size > 1:
+            starts = np.union1d(starts, outer_starts)
+    idx = pl.Series(starts, dtype=pl.Int64)
+    keys = df.select(pl.col(c).gather(idx) for c in key if c in df.columns)
+    if keys.height > 1 and keys.is_duplicated().any():
+        return None
+    return Blocks(starts, np.append(starts[1:], n), keys)
+
+
+def score_increases(score: pl.Series, prev: float | None = None) -> np.ndarray:
+    """Rows whose score is higher than the previous row's (chunk by chunk, no copy).
+
+    ``prev``: the score of the row before the first one, when there is one (the
+    previous batch of a file read in batches).
+    """
+    parts: list[np.ndarray] = []
+    offset = 0
+    for chunk in score.get_chunks():
+        c = chunk.to_numpy()
+        if c.size == 0:
+            continue
+        if prev is not None and c[0] > prev:
+            parts.append(np.array([offset]))
+        parts.append(np.flatnonzero(c[1:] > c[:-1]) + (offset + 1))
+        offset, prev = offset + c.size, c[-1]
+    return np.concatenate(parts) if parts else np.zeros(0, np.int64)
+
+
+def repeats_in_blocks(values: np.ndarray, lengths: np.ndarray | None = None) -> bool:
+    """Whether a value repeats; with block ``lengths`` all equal, within each block only.
+
+    Runs of a fixed depth (1000 per query, say) have equal blocks: sorting each
+    block on its own (a 2-D sort along rows) is about twice as fast as one sort.
+    Any repeat within a block is also one of the whole, so this never misses one
+    the caller looks for (repeats across blocks are hash collisions, not duplicates).
+    """
+    if values.size < 2:
+        return False
+    if lengths is not None and lengths.size > 1 and (lengths == lengths[0]).all():
+        v = np.sort(values.reshape(lengths.size, int(lengths[0])), axis=1)
+        return bool((v[:, 1:] == v[:, :-1]).any())
+    v = np.sort(values)
+    return bool((v[1:] == v[:-1]).any())
+
+
+def has_repeats(values: pl.Series, blocks: Blocks | None = None) -> bool:
+    """Whether a numeric series holds a value twice (sorting beats hashing 7M hashes).
+
+    With ``blocks`` (a value can only repeat inside a block, e.g. hashes of
+    (query, doc) keys), the two halves split at a block boundary are checked in
+    two threads (numpy releases the GIL while it sorts), block by block when the
+    blocks are all of one length.
+    """
+    arr = values.to_numpy()
+    if blocks is None or arr.size < 1_000_000 or blocks.starts.size < 2:
+        return repeats_in_blocks(arr)
+    k = min(int(np.searchsorted(blocks.starts, arr.size // 2)), blocks.starts.size - 1)
+    mid = int(blocks.starts[k])
+    lengths = blocks.lengths
+    halves = ((arr[:mid], lengths[:k]), (arr[mid:], lengths[k:]))
+    with ThreadPoolExecutor(2) as pool:
+        return any(pool.map(lambda part: repeats_in_blocks(*part), halves))
+
+
+def _duplicates(df: pl.DataFrame, key: list[str], blocks: Blocks | None = None) -> pl.DataFrame:
+    """Rows whose key occurs more than once.
+
+    A 64-bit hash of the key finds candidate rows in one cheap pass; only rows
+    whose hash repeats are compared exactly, so a hash collision never raises.
+    ``blocks``: the frame's (run, query) blocks, when ``key`` starts with them.
+    """
+    h = key_hash(df, key)
+    if not has_repeats(h, blocks):
+        return df.clear()
+    cand = df.filter(h.is_duplicated())
+    return cand.filter(pl.struct(key).is_duplicated())

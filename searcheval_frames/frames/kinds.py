@@ -1,0 +1,122 @@
+"""What kind of object the caller passed, and how to give a frame back as that kind.
+
+``input_kind`` remembers whether the caller gave pandas, polars (eager or lazy),
+pyarrow or a path; ``to_native`` converts a polars result back; ``_to_polars``
+turns any dataframe-like object into an eager polars frame.
+"""
+
+from __future__ import annotations
+
+import os
+from collections.abc import Mapping
+from dataclasses import dataclass
+from typing import Any, Literal
+
+import polars as pl
+
+from ..errors import SearchEvalError
+
+
+# --------------------------------------------------------------------------- kinds
+@dataclass(frozen=True)
+class Kind:
+    """What the caller gave us, so results can be handed back the same way."""
+
+    name: Literal["polars", "polars-lazy", "pandas", "pyarrow", "narwhals", "dict"]
+    implementation: Any = None
+
+
+def is_path(obj: Any) -> bool:
+    """Whether ``obj`` names a file, or is a non-empty list of file names."""
+    if isinstance(obj, str | os.PathLike):
+        return True
+    return isinstance(obj, list | tuple) and bool(obj) and all(
+        isinstance(o, str | os.PathLike) for o in obj
+    )
+
+
+def input_kind(obj: Any) -> Kind:
+    """Return the :class:`Kind` of a user input (a dict of frames takes its values' kind)."""
+    if isinstance(obj, pl.LazyFrame):
+        return Kind("polars-lazy")
+    if isinstance(obj, pl.DataFrame) or is_path(obj):  # file paths are read with polars
+        return Kind("polars")
+    mod = type(obj).__module__.split(".")[0]
+    if mod == "pandas":
+        return Kind("pandas")
+    if mod == "pyarrow":
+        return Kind("pyarrow")
+    if isinstance(obj, Mapping):
+        values = list(obj.values())
+        if values and not isinstance(values[0], Mapping):
+            return input_kind(values[0])
+        return Kind("dict")
+    try:
+        import narwhals as nw
+
+        impl = nw.from_native(obj).implementation
+        return Kind("narwhals", impl)
+    except Exception:
+        return Kind("polars")
+
+
+def to_native(frame: pl.DataFrame, kind: Kind) -> Any:
+    """Convert a polars result to the caller's kind of frame."""
+    if kind.name in ("polars", "dict"):
+        return frame
+    if kind.name == "polars-lazy":
+        return frame.lazy()
+    if kind.name == "pandas":
+        return frame.to_pandas()
+    if kind.name == "pyarrow":
+        return frame.to_arrow()
+    import narwhals as nw
+
+    try:
+        return nw.from_arrow(frame.to_arrow(), backend=kind.implementation).to_native()
+    except Exception:
+        return frame
+
+
+# --------------------------------------------------------------------------- input
+def _to_polars(obj: Any, arg: str) -> pl.DataFrame:
+    if isinstance(obj, pl.DataFrame):
+        return obj
+    if isinstance(obj, pl.LazyFrame):
+        return obj.collect()
+    mod = type(obj).__module__.split(".")[0]
+    if mod == "pandas":
+        import pandas as pd
+
+        df = obj
+        if not isinstance(df.index, pd.RangeIndex) and any(
+            name is not None for name in df.index.names
+        ):
+            df = df.reset_index()
+        # object columns with mixed python types (int and str ids) do not convert
+        # to arrow; make them strings first, keeping missing values missing.
+        fixed = {}
+        for col in df.columns:
+            if df[col].dtype == object:
+                fixed[col] = df[col].map(lambda v: v if v is None or v != v else str(v))
+        if fixed:
+            df = df.assign(**fixed)
+        return pl.from_pandas(df)
+    if mod == "pyarrow":
+        out = pl.from_arrow(obj)
+        if isinstance(out, pl.Series):
+            raise SearchEvalError(f"{arg}: expected a table, got a pyarrow array")
+        return out
+    try:
+        import narwhals as nw
+
+        nw_obj = nw.from_native(obj)
+        if isinstance(nw_obj, nw.LazyFrame):
+            nw_obj = nw_obj.collect()
+        return nw_obj.to_polars()
+    except TypeError as exc:
+        raise SearchEvalError(
+            f"{arg}: cannot read an object of type {type(obj).__name__}. Pass a pandas or "
+            "polars DataFrame, a pyarrow Table, a dict {run_name: frame} or a "
+            "pytrec_eval-style dict {query_id: {doc_id: value}}."
+        ) from exc
