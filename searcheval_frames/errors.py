@@ -15,6 +15,7 @@ __all__ = [
     "EmptyInputError",
     "FileFormatError",
     "IdMismatchError",
+    "InvalidOptionError",
     "InvalidRelevanceError",
     "InvalidScoreError",
     "MissingColumnError",
@@ -55,6 +56,10 @@ class IdMismatchError(SearchEvalError):
 
 class UnknownMeasureError(SearchEvalError):
     """A measure name that does not parse; the message suggests the closest."""
+
+
+class InvalidOptionError(SearchEvalError):
+    """An option of a public function has a wrong type, range or value."""
 
 
 class FileFormatError(SearchEvalError):

@@ -14,6 +14,7 @@ MODULES = [
     "searcheval_frames.core.evaluate",
     "searcheval_frames.measures",
     "searcheval_frames.measures.base",
+    "searcheval_frames.options",
 ]
 
 
