@@ -28,8 +28,7 @@ from .errors import (
 )
 from .frames import qrels_frame, run_frame
 from .measures import Measure, list_measures, parse_measure
-
-__version__ = "0.1.0"
+from .version import __version__
 
 # Public name -> module that defines it. Imported on first use so that
 # `import searcheval_frames` stays light (matplotlib, scipy, widgets load only

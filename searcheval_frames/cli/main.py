@@ -63,7 +63,7 @@ exit codes: 0 ok, 1 bad input (file, measure or data), 2 bad command line."""
 
 def build_parser() -> argparse.ArgumentParser:
     """The argument parser of ``searcheval`` (exposed for documentation and tests)."""
-    from .. import __version__
+    from ..version import __version__
 
     p = argparse.ArgumentParser(
         prog="searcheval",
@@ -250,8 +250,8 @@ def run_cli(args: argparse.Namespace, out: TextIO) -> int:
         relevance_level=args.level, missing="zero" if args.complete else "skip",
         depth=args.depth, judged_only=args.judged_only, compat=args.compat)
     _check_options(opts["relevance_level"], opts["missing"], opts["depth"], opts["compat"],
-                   "canonical")
-    measures = parse_measures(names)
+                   "canonical", func="searcheval")
+    measures = parse_measures(names, duplicates="drop")
     run, blocks = _read_runs(args.runs, args.name_from, qrels)
     runs = run.get_column("run").unique(maintain_order=True).to_list()
     with warnings.catch_warnings(record=True) as caught:

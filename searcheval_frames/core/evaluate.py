@@ -44,6 +44,7 @@ from ..frames import (
 )
 from ..measures import Context, Measure, parse_measures
 from ..measures.ndcg import gain_expr
+from ..options import check_bool, check_choice, check_int, check_optional_int
 from .ranking import RankedJudged, Strategy, rank_judged
 
 __all__ = ["evaluate", "evaluate_frames", "pivot"]
@@ -123,10 +124,11 @@ def evaluate(
     >>> sef.evaluate(run, qrels, ["P@5", "R@3"]).round(2).to_dict("records")
     [{'run': 'run', 'measure': 'P@5', 'value': 0.6}, {'run': 'run', 'measure': 'R@3', 'value': 0.67}]
     """
+    _check_options(relevance_level, missing, depth, compat, names,
+                   judged_only=judged_only, per_query=per_query, strategy=strategy)
     kind = input_kind(run)
     ms = parse_measures(measures)
     given = _given_names(measures, ms) if names == "as_given" else None
-    _check_options(relevance_level, missing, depth, compat, names)
     qrels_df = _qrels_from(qrels, columns)
     run_df, blocks = _run_from(run, qrels_df, columns)
     result = evaluate_frames(
@@ -191,24 +193,30 @@ def _given_names(measures: Any, ms: list[Measure]) -> dict[str, str]:
 
 
 def _check_options(
-    relevance_level: Any, missing: Any, depth: Any, compat: Any, names: Any
+    relevance_level: Any,
+    missing: Any,
+    depth: Any,
+    compat: Any,
+    names: Any,
+    *,
+    func: str = "evaluate",
+    judged_only: Any = False,
+    per_query: Any = False,
+    strategy: Any = "auto",
 ) -> None:
-    if isinstance(relevance_level, bool) or not isinstance(relevance_level, int):
-        raise SearchEvalError(
-            f"relevance_level must be an integer label (e.g. 1, or 2 for TREC DL), "
-            f"got {relevance_level!r}"
-        )
-    if missing not in ("zero", "skip"):
-        raise SearchEvalError(
-            f"missing must be 'zero' (queries a run lacks score 0, like trec_eval -c) or "
-            f"'skip' (only queries in both), got {missing!r}"
-        )
-    if depth is not None and (isinstance(depth, bool) or not isinstance(depth, int) or depth < 1):
-        raise SearchEvalError(f"depth must be a positive integer or None, got {depth!r}")
-    if compat not in COMPATS:
-        raise SearchEvalError(f"compat must be one of {COMPATS}, got {compat!r}")
-    if names not in ("canonical", "as_given"):
-        raise SearchEvalError(f"names must be 'canonical' or 'as_given', got {names!r}")
+    """Check evaluate's options (shared by the curves and the CLI) before any work."""
+    check_int(func, "relevance_level", relevance_level, minimum=0,
+              what="the smallest label that counts as relevant, trec_eval -l",
+              example="relevance_level=2 for TREC DL passage qrels")
+    check_choice(func, "missing", missing, ("zero", "skip"),
+                 example="missing='skip' to evaluate only queries present in both")
+    check_optional_int(func, "depth", depth, minimum=1,
+                       what="documents kept per query, trec_eval -M", example="depth=100")
+    check_choice(func, "compat", compat, COMPATS)
+    check_choice(func, "names", names, ("canonical", "as_given"))
+    check_bool(func, "judged_only", judged_only)
+    check_bool(func, "per_query", per_query)
+    check_choice(func, "strategy", strategy, ("auto", "presorted", "count", "sort"))
 
 
 def _examples(ids: pl.Series, n: int = 3) -> str:
@@ -396,6 +404,7 @@ def pivot(result: Any, index: Literal["run", "measure"] = "run") -> Any:
     >>> sef.pivot(res).columns
     ['run', 'P@1', 'RR']
     """
+    check_choice("pivot", "index", index, ("run", "measure"), example="index='measure'")
     kind = input_kind(result)
     df = _to_polars(result, "result")
     missing_cols = {"run", "measure", "value"} - set(df.columns)
@@ -407,9 +416,7 @@ def pivot(result: Any, index: Literal["run", "measure"] = "run") -> Any:
     rows = ["run"] + (["query_id"] if "query_id" in df.columns else [])
     if index == "run":
         wide = df.pivot(on="measure", index=rows, values="value", maintain_order=True)
-    elif index == "measure":
+    else:
         other = ["measure"] + (["query_id"] if "query_id" in df.columns else [])
         wide = df.pivot(on="run", index=other, values="value", maintain_order=True)
-    else:
-        raise SearchEvalError(f"pivot: index must be 'run' or 'measure', not {index!r}")
     return to_native(wide, kind)

@@ -22,8 +22,15 @@ from typing import Any, Literal
 
 import polars as pl
 
-from ..errors import SearchEvalError, format_rows
+from ..errors import InvalidOptionError, format_rows
 from ..frames import input_kind, qrels_frame, run_frame, to_native
+from ..options import (
+    check_bool,
+    check_choice,
+    check_float,
+    check_int,
+    check_optional_int,
+)
 
 __all__ = ["coverage", "holes", "metric_bounds", "pool"]
 
@@ -34,22 +41,9 @@ _SUM_MEASURES = {"NumQ", "NumRet", "NumRel", "NumRelRet"}
 
 
 # --------------------------------------------------------------------------- helpers
-def _check_depth(depth: Any, arg: str = "depth") -> int:
-    if isinstance(depth, bool) or not isinstance(depth, int) or depth < 1:
-        raise SearchEvalError(
-            f"{arg}={depth!r}: must be a positive integer (how many top documents per query "
-            "to look at), e.g. depth=20"
-        )
-    return depth
-
-
-def _check_optional_depth(depth: Any) -> int | None:
-    if depth is None:
-        return None
-    try:
-        return _check_depth(depth)
-    except SearchEvalError as exc:
-        raise SearchEvalError(f"{exc}, or None for the whole ranking") from None
+def _check_depth(depth: Any, arg: str = "depth", func: str = "pool") -> int:
+    return check_int(func, arg, depth, minimum=1,
+                     what="how many top documents per query to look at", example=f"{arg}=20")
 
 
 def ranked(run: pl.DataFrame) -> pl.DataFrame:
@@ -142,17 +136,13 @@ def pool(
     [('d2', 1, 2), ('d1', 1, 1)]
     """
     depth = _check_depth(depth)
-    if max_per_query is not None:
-        _check_depth(max_per_query, "max_per_query")
-    if method not in ("depth", "rrf", "rbp"):
-        raise SearchEvalError(
-            f"method={method!r}: choose 'depth' (classic pooling), 'rrf' (reciprocal-rank "
-            "fusion order) or 'rbp' (rank-biased weight order)"
-        )
-    if method == "rbp" and not 0.0 < rbp_p < 1.0:
-        raise SearchEvalError(f"rbp_p={rbp_p!r}: the persistence must be in (0, 1), e.g. 0.8")
-    if method == "rrf" and not rrf_k >= 0:
-        raise SearchEvalError(f"rrf_k={rrf_k!r}: must be >= 0 (60 is the usual choice)")
+    check_optional_int("pool", "max_per_query", max_per_query, minimum=1,
+                       what="documents to judge per query", example="max_per_query=50")
+    check_choice("pool", "method", method, ("depth", "rrf", "rbp"), example="method='rrf'")
+    check_float("pool", "rrf_k", rrf_k, minimum=0.0, what="RRF's rank offset",
+                example="rrf_k=60")
+    check_float("pool", "rbp_p", rbp_p, minimum=0.0, maximum=1.0, open_min=True,
+                open_max=True, what="RBP persistence", example="rbp_p=0.8")
     kind = input_kind(runs)
     top = ranked(run_frame(runs, columns=columns, arg="runs")).filter(pl.col("rank") <= depth)
     if qrels is not None:
@@ -237,7 +227,7 @@ def holes(
     >>> sef.holes(run, {"q1": {"d1": 1}}, depth=2)["doc_id"].to_list()
     ['d2']
     """
-    depth = _check_depth(depth)
+    depth = _check_depth(depth, func="holes")
     kind = input_kind(runs)
     top, _ = _top_with_judged(runs, qrels, depth, columns, qrels_columns)
     out = top.filter(~pl.col("judged")).select("run", "query_id", "rank", "doc_id", "score")
@@ -285,7 +275,8 @@ def coverage(
     >>> cov.select("judged", "holes", "judged_at_k").row(0)
     (1, 1, 0.5)
     """
-    depth = _check_depth(depth)
+    depth = _check_depth(depth, func="coverage")
+    check_bool("coverage", "per_query", per_query)
     kind = input_kind(runs)
     top, _ = _top_with_judged(runs, qrels, depth, columns, qrels_columns)
     per_q = (
@@ -401,7 +392,13 @@ def metric_bounds(
     from ..core.evaluate import evaluate
     from ..measures import parse_measures
 
-    depth = _check_optional_depth(depth)
+    check_optional_int("metric_bounds", "depth", depth, minimum=1,
+                       what="how many top documents per query to fill", example="depth=20")
+    check_optional_int("metric_bounds", "grade", grade, minimum=0,
+                       what="the label given to unjudged documents", example="grade=3")
+    check_bool("metric_bounds", "per_query", per_query)
+    check_int("metric_bounds", "relevance_level", relevance_level, minimum=0,
+              example="relevance_level=2")
     parsed = parse_measures(measures)
     kind = input_kind(runs)
     all_ranked = ranked(run_frame(runs, columns=columns, arg="runs"))
@@ -409,8 +406,8 @@ def metric_bounds(
     max_grade = int(q["relevance"].max())  # type: ignore[arg-type]
     if grade is None:
         grade = max_grade
-    if isinstance(grade, bool) or not isinstance(grade, int) or grade < relevance_level:
-        raise SearchEvalError(
+    if grade < relevance_level:
+        raise InvalidOptionError(
             f"grade={grade!r}: the grade given to unjudged documents must be an integer >= "
             f"relevance_level ({relevance_level}); the qrels' highest grade is {max_grade}"
             + (

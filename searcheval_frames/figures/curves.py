@@ -102,6 +102,7 @@ def _prepare(
     strategy: Strategy,
     progress: bool | None,
     desc: str,
+    func: str,
 ) -> tuple[pl.DataFrame, pl.DataFrame, pl.DataFrame, pl.DataFrame]:
     """Canonical inputs -> (query table with num_rel, relevant judged rows, num_ret, run).
 
@@ -109,7 +110,8 @@ def _prepare(
     so missing and unjudged queries are handled, and warned about, exactly as
     :func:`~searcheval_frames.evaluate.evaluate` does.
     """
-    _check_options(relevance_level, missing, depth, compat, "canonical")
+    _check_options(relevance_level, missing, depth, compat, "canonical", func=func,
+                   judged_only=judged_only, strategy=strategy)
     run_df = run_frame(run, columns=columns)
     qrels_df = qrels_frame(qrels, columns=columns)
     level = max(int(relevance_level), 0)  # labels below 0 are never relevant
@@ -232,6 +234,7 @@ def precision_recall_at_k(
         strategy=strategy,
         progress=progress,
         desc="P@k, R@k",
+        func="precision_recall_at_k",
     )
     top, ks = _cutoffs(k, table)
     grid = table.select(*KEYS, "num_rel").join(
@@ -363,6 +366,7 @@ def pr_curve_data(
         strategy=strategy,
         progress=progress,
         desc="PR curves",
+        func="pr_curve_data",
     )
     # precision at the n-th relevant document, then the best precision from there on
     best = (

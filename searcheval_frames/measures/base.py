@@ -288,6 +288,8 @@ def _unknown(text: str, why: str = "") -> UnknownMeasureError:
         if c not in close
     ]
     hint = f" Did you mean {', '.join(repr(candidates[c]) for c in close[:3])}?" if close else ""
+    if why:  # the family was recognised; suggesting other names would only distract
+        hint = ""
     return UnknownMeasureError(
         f"unknown measure {text!r}{': ' + why if why else ''}.{hint} "
         "See searcheval_frames.list_measures() for every measure."
@@ -365,8 +367,11 @@ def parse_measure(name: str | Measure) -> Measure:
                 raise _unknown(text, f"{fam.name} has no parameter {key!r} (allowed: {allowed})")
             try:
                 params[key] = fam.params[key](value.strip())
+                if key == "rel" and params[key] < 0:
+                    raise ValueError(value)
             except ValueError:
-                raise _unknown(text, f"bad value {value.strip()!r} for {key}") from None
+                rule = " (a label >= 0, e.g. rel=2)" if key == "rel" else ""
+                raise _unknown(text, f"bad value {value.strip()!r} for {key}{rule}") from None
     if fam.name == "nDCG" and params.get("gain") == "linear":
         params.pop("gain")  # the default, keep the name canonical
 
@@ -377,28 +382,58 @@ def parse_measure(name: str | Measure) -> Measure:
         try:
             cutoff = float(cut_text) if fam.cutoff == "float" else _int_cutoff(cut_text)
         except ValueError:
-            raise _unknown(text, f"bad cutoff {cut_text!r}") from None
+            raise _unknown(
+                text,
+                f"the cutoff {cut_text!r} is not a positive whole number of documents "
+                f"(write e.g. {fam.name}@{max(1, int(float(cut_text)))})",
+            ) from None
     m = Measure(fam.name, cutoff, tuple(sorted(params.items())))
     fam.validate(m, text)
     return m
 
 
 def _int_cutoff(text: str) -> int:
-    # trec_eval reads cutoffs with atol: "23.4" -> 23
-    return int(float(text)) if "." in text else int(text)
+    # A rank cutoff is a whole number of documents: "2.5" (or "2.0") is refused rather
+    # than read as 2. (The CLI turns trec_eval's "-m ndcg_cut.23.4" into 23 itself,
+    # as trec_eval's atol does, before a name reaches this parser.)
+    if not text.isdigit():
+        raise ValueError(text)
+    return int(text)
 
 
-def parse_measures(measures: str | Measure | Iterable[str | Measure]) -> list[Measure]:
-    """Parse one or many names, dropping exact duplicates (first one wins)."""
+def parse_measures(
+    measures: str | Measure | Iterable[str | Measure],
+    duplicates: Literal["error", "drop"] = "error",
+) -> list[Measure]:
+    """Parse one or many names.
+
+    Two names of one measure (``["P@5", "P_5"]``, or the same name twice) raise
+    :class:`UnknownMeasureError` naming both, unless ``duplicates="drop"`` (the first
+    spelling wins), so a requested measure never vanishes silently.
+
+    >>> [m.name for m in parse_measures(["P@5", "ndcg_cut_10"])]
+    ['P@5', 'nDCG@10']
+    """
     if isinstance(measures, str | Measure):
         measures = [measures]
+    elif not isinstance(measures, Iterable) or isinstance(measures, bytes | Mapping):
+        raise UnknownMeasureError(
+            f"measures must be a name or a list of names, e.g. ['P@5', 'nDCG@10']; "
+            f"got {measures!r}"
+        )
     out: list[Measure] = []
-    seen: set[Measure] = set()
+    seen: dict[Measure, str | Measure] = {}
     for item in measures:
         m = parse_measure(item)
-        if m not in seen:
-            seen.add(m)
-            out.append(m)
+        if m in seen:
+            if duplicates == "error":
+                raise UnknownMeasureError(
+                    f"measures {seen[m]!r} and {item!r} are the same measure {m.name}; "
+                    "ask for it once"
+                )
+            continue
+        seen[m] = item
+        out.append(m)
     if not out:
         raise UnknownMeasureError("no measures given; e.g. ['P@5', 'nDCG@10', 'AP']")
     return out

@@ -1,0 +1,97 @@
+"""Every option of every public function is checked before any work (issue: no silent
+wrong number). Each row below passes one bad value for one option; the call must raise
+``InvalidOptionError`` (a ``SearchEvalError``, a ``ValueError``) whose message names the
+function and the option, shows what was given and gives an example of a good value.
+
+The table is the catalogue: docs/errors.md is checked against it.
+"""
+
+from __future__ import annotations
+
+import math
+
+import polars as pl
+import pytest
+
+import searcheval_frames as sef
+from searcheval_frames.errors import InvalidOptionError
+
+RUN = pl.DataFrame({
+    "run": ["a"] * 4 + ["b"] * 4,
+    "query_id": ["1", "1", "2", "2"] * 2,
+    "doc_id": ["d1", "d2", "d3", "d4"] * 2,
+    "score": [2.0, 1.0, 2.0, 1.0, 1.0, 2.0, 1.0, 2.0],
+})
+QRELS = pl.DataFrame({"query_id": ["1", "2", "2"], "doc_id": ["d1", "d3", "d4"],
+                      "relevance": [1, 2, 0]})
+
+
+def _per_query():
+    return sef.evaluate(RUN, QRELS, ["P@1", "RR"], per_query=True)
+
+
+# (function name, callable taking **kwargs, option, bad value)
+def _cases():
+    ev = lambda **kw: sef.evaluate(RUN, QRELS, ["P@1"], **kw)  # noqa: E731
+    cases = []
+    for opt, bad in [
+        ("relevance_level", -1), ("relevance_level", 1.5), ("relevance_level", True),
+        ("relevance_level", "1"), ("missing", "drop"), ("missing", None), ("depth", 0),
+        ("depth", -3), ("depth", 2.5), ("depth", True), ("judged_only", 1),
+        ("judged_only", "yes"), ("per_query", "no"), ("compat", "trec_eval-8"),
+        ("names", "given"), ("strategy", "fast"),
+    ]:
+        cases.append(("evaluate", ev, opt, bad))
+    for fname in ("precision_recall_at_k", "pr_curve_data"):
+        fn = getattr(sef, fname)
+        for opt, bad in [("relevance_level", -1), ("missing", "x"), ("depth", 0),
+                         ("judged_only", "no"), ("compat", "9"), ("strategy", "x")]:
+            cases.append((fname, lambda f=fn, **kw: f(RUN, QRELS, **kw), opt, bad))
+    pool = lambda **kw: sef.pool(RUN, **kw)  # noqa: E731
+    for opt, bad in [("depth", 0), ("depth", 1.5), ("method", "borda"),
+                     ("max_per_query", 0), ("rrf_k", -1.0), ("rrf_k", math.nan),
+                     ("rbp_p", 1.5), ("rbp_p", 0.0)]:
+        cases.append(("pool", pool, opt, bad))
+    cov = lambda **kw: sef.coverage(RUN, QRELS, **kw)  # noqa: E731
+    for opt, bad in [("depth", 0), ("depth", "10"), ("per_query", 1)]:
+        cases.append(("coverage", cov, opt, bad))
+    cases.append(("holes", lambda **kw: sef.holes(RUN, QRELS, **kw), "depth", 0))
+    mb = lambda **kw: sef.metric_bounds(RUN, QRELS, ["P@1"], **kw)  # noqa: E731
+    for opt, bad in [("depth", 0), ("grade", -1), ("grade", 1.5), ("per_query", "x"),
+                     ("relevance_level", -2)]:
+        cases.append(("metric_bounds", mb, opt, bad))
+    cmp = lambda **kw: sef.compare(_per_query(), **kw)  # noqa: E731
+    for opt, bad in [("pairs", "some"), ("test", "anova"), ("alternative", "up"),
+                     ("correction", "magic"), ("family", "run"), ("alpha", 0.0),
+                     ("alpha", 1.0), ("alpha", "0.05"), ("missing", "drop")]:
+        cases.append(("compare", cmp, opt, bad))
+    cases.append(("pivot", lambda **kw: sef.pivot(sef.evaluate(RUN, QRELS, "P@1"), **kw),
+                  "index", "query"))
+    return cases
+
+
+CASES = _cases()
+
+
+@pytest.mark.parametrize(
+    ("func", "call", "option", "bad"), CASES,
+    ids=[f"{f}-{o}={b!r}" for f, _, o, b in CASES],
+)
+def test_bad_option_is_refused_with_a_clear_message(func, call, option, bad):
+    with pytest.raises(InvalidOptionError) as info:
+        call(**{option: bad})
+    msg = str(info.value)
+    assert option in msg, msg
+    assert func in msg, msg
+    assert "got" in msg or "given" in msg, msg
+
+
+def test_options_are_checked_before_any_work():
+    """A bad option is reported even when the inputs are bad too (no work done first)."""
+    with pytest.raises(InvalidOptionError, match="depth"):
+        sef.evaluate("/no/such/run.txt", "/no/such/qrels.txt", ["P@5"], depth=0)
+
+
+def test_good_values_pass():
+    assert sef.evaluate(RUN, QRELS, ["P@1"], relevance_level=0, depth=1, judged_only=True,
+                        compat="trec_eval-9", names="as_given", strategy="sort").height == 2
