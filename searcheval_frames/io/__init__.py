@@ -1,19 +1,49 @@
-"""Files ↔ canonical frames (layer 2: imports ``errors`` and ``frames``)."""
+"""Read and write runs, qrels and query sets.
 
-from .readers import (  # noqa: F401  (private names used by core, cli and tests)
-    _BATCH_ROWS,
-    _atomic_write,
-    _exact_trec_run,
-    _read_runs,
-    _split_fields,
-    detect_format,
-    read_qrels,
-    read_queries,
-    read_run,
-    write_qrels,
-    write_queries,
-    write_run,
-)
+The readers return the canonical long frames of :mod:`searcheval_frames.frames`
+(polars by default, pandas with ``backend="pandas"``):
+
+* :func:`read_run` → ``run, query_id, doc_id, score, rank``
+* :func:`read_qrels` → ``query_id, doc_id, relevance``
+* :func:`read_queries` → ``query_id, query`` (+ metadata columns)
+
+Formats (detected from the extension and the content, or forced with
+``format=``):
+
+``"trec"``
+    TREC run ``qid iter docno rank score tag`` / qrels ``qid iter docno rel``;
+    fields separated by any mix of spaces and tabs, ``Q0`` or ``0`` in the
+    iter column, ``#`` comment lines (trec_eval 10), anything after the tag
+    ignored (trec_eval does the same), runs without the tag column (the run
+    name is then the file name). For query sets: TREC topic files
+    (``<top><num>..</num><title>..</title></top>`` and the older
+    ``<num> Number: 301`` layout).
+``"csv"``, ``"tsv"``
+    A header row naming the columns (``qid``, ``docno``, ``score``, ``label`` ...
+    are recognised, see :data:`searcheval_frames.frames.ALIASES`). For query
+    sets a ``.tsv`` file may also be headerless ``qid<TAB>text`` (TREC DL topics).
+``"parquet"``, ``"jsonl"``
+    Columns as for CSV.
+
+Any of the text formats may be gzip-compressed (``.gz``, or detected from the
+content). ``"irds:<dataset-id>"`` instead of a path reads qrels or queries
+through the optional ``ir_datasets`` package.
+
+Reading never drops a line silently: every malformed line is reported with
+the file name, the line number (comment lines counted), the text of the line
+and a hint. Writers are atomic: they write a temporary file in the target
+folder, flush it to disk and rename it over the target.
+"""
+
+# the private names are used by core, cli and the tests; ``_BATCH_ROWS`` is a copy:
+# patch it on :mod:`.trec_fast`, which reads it
+from .api import _read_runs, read_qrels, read_run  # noqa: F401
+from .common import detect_format
+from .lines import _split_fields  # noqa: F401
+from .queries import read_queries
+from .trec import _exact_trec_run  # noqa: F401
+from .trec_fast import _BATCH_ROWS  # noqa: F401
+from .write import _atomic_write, write_qrels, write_queries, write_run  # noqa: F401
 
 __all__ = [
     "detect_format",

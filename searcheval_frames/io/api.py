@@ -1,0 +1,227 @@
+"""The public readers of runs and qrels (one or several files, any format)."""
+
+from __future__ import annotations
+
+from collections.abc import Mapping, Sequence
+from dataclasses import replace
+from pathlib import Path
+from typing import Any, Literal
+
+import polars as pl
+
+from .. import frames
+from ..errors import EmptyInputError, SearchEvalError
+from .common import (
+    Backend,
+    Format,
+    PathLike,
+    _check_format,
+    _native,
+    _paths,
+    _read_bytes,
+    _stem,
+    detect_format,
+)
+from .queries import _irds_qrels
+from .tables import _read_table, _table_canonical
+from .trec import _read_trec_qrels, _read_trec_run
+
+
+def read_run(
+    path: PathLike | Sequence[PathLike],
+    *,
+    format: Format | None = None,
+    name: str | Sequence[str] | None = None,
+    name_from: Literal["tag", "file"] = "tag",
+    columns: Mapping[str, str] | None = None,
+    backend: Backend = "polars",
+    rank: bool = True,
+) -> Any:
+    """Read one or several run files into one canonical run frame.
+
+    Parameters
+    ----------
+    path
+        A file, or a list of files read into one frame (each keeps its name in
+        the ``run`` column).
+    format
+        ``"trec"``, ``"csv"``, ``"tsv"``, ``"parquet"`` or ``"jsonl"``; by
+        default detected from the extension and the content.
+    name
+        The run name (one per file for a list), overriding the tag column.
+    name_from
+        ``"tag"`` (default): the TREC tag column (or a ``run``/``tag``/``system``
+        column of a table); files without one are named after the file.
+        ``"file"``: always the file name (without ``.gz``/``.run``/``.txt``...).
+    columns
+        For tables: canonical name → your column name, e.g. ``{"score": "sim"}``.
+    backend
+        ``"polars"`` (default) or ``"pandas"``.
+    rank
+        Keep the file's rank column (default). ``rank=False`` skips it, which
+        is faster; the evaluation ignores it anyway.
+
+    Returns
+    -------
+    DataFrame
+        ``run, query_id, doc_id, score, rank`` (``rank`` as in the file; the
+        evaluation ignores it and orders by score, as trec_eval does).
+
+    Raises
+    ------
+    FileFormatError
+        A malformed line, with the file, the line number, the line and a hint.
+    DuplicateRowsError
+        Two files give the same run name (pass ``name=`` or ``name_from="file"``).
+
+    Examples
+    --------
+    >>> import tempfile, pathlib
+    >>> p = pathlib.Path(tempfile.mkdtemp()) / "bm25.run"
+    >>> _ = p.write_text("1 Q0 d1 1 2.5 bm25\\n1 Q0 d2 2 1.5 bm25\\n")
+    >>> read_run(p).row(0)
+    ('bm25', '1', 'd1', 2.5, 1)
+    """
+    out, _ = _read_runs(path, format, name, name_from, columns, rank)
+    return _native(out, backend)
+
+
+def _read_runs(
+    path: PathLike | Sequence[PathLike],
+    format: Format | None = None,
+    name: str | Sequence[str] | None = None,
+    name_from: Literal["tag", "file"] = "tag",
+    columns: Mapping[str, str] | None = None,
+    rank: bool = True,
+    mark: pl.DataFrame | None = None,
+) -> tuple[pl.DataFrame, frames.Blocks | None]:
+    """:func:`read_run` as a polars frame, with its (run, query) blocks when known.
+
+    ``mark``: ``query_id, doc_id`` pairs (the qrels) whose rows to list in
+    ``blocks.marked`` (one TREC file only; a superset: join on the ids to use them).
+    """
+    _check_format(format)
+    if name_from not in ("tag", "file"):
+        raise SearchEvalError(f"name_from={name_from!r}: use 'tag' or 'file'")
+    paths = _paths(path)
+    names: list[str | None]
+    if name is None:
+        names = [None] * len(paths)
+    elif isinstance(name, str):
+        if len(paths) > 1:
+            raise SearchEvalError(
+                f"name={name!r} names one run but {len(paths)} files were given; pass one "
+                "name per file, e.g. name=['bm25', 'dense']"
+            )
+        names = [name]
+    else:
+        names = list(name)
+        if len(names) != len(paths):
+            raise SearchEvalError(
+                f"name= has {len(names)} names for {len(paths)} files; give one per file"
+            )
+    parts = []
+    seen: dict[str, Path] = {}
+    blocks = None
+    for p, nm in zip(paths, names, strict=True):
+        df, blocks = _read_one_run(p, format, columns, rank, mark if len(paths) == 1 else None)
+        if nm is not None or name_from == "file" or "tag" not in df.columns:
+            df = df.with_columns(pl.lit(nm if nm is not None else _stem(p)).alias("run"))
+            blocks = None  # the reader's blocks are by tag, the run is named otherwise
+        else:
+            df = df.with_columns(pl.col("tag").alias("run"))
+            if blocks is not None:  # (tag, query) blocks are the (run, query) blocks
+                blocks = replace(blocks, keys=blocks.keys.rename({"tag": "run"}))
+        df = df.select("run", "query_id", "doc_id", "score",
+                       pl.col("rank") if "rank" in df.columns else pl.lit(None, pl.Int64)
+                       .alias("rank"))
+        names_here = (df.get_column("run").unique(maintain_order=True).to_list()
+                      if len(paths) > 1 else [])
+        for r in names_here:
+            if r in seen and len(paths) > 1:
+                from ..errors import DuplicateRowsError
+
+                raise DuplicateRowsError(
+                    f"{p}: run name {r!r} is also the name of the run in {seen[r]}; the two "
+                    "would mix in one frame. Pass name_from='file' to name runs after their "
+                    "files, or name=[...] with one name per file"
+                )
+            seen[r] = p
+        parts.append(df)
+    out = parts[0] if len(parts) == 1 else pl.concat(parts, how="vertical_relaxed")
+    if not rank or out["rank"].null_count() == out.height:
+        out = out.drop("rank")
+    # blocks of one file's rows in file order hold for the frame (same rows, same order)
+    return out, (blocks if len(parts) == 1 else None)
+
+
+def _read_one_run(
+    p: Path, fmt: str | None, columns: Mapping[str, str] | None, rank: bool = True,
+    mark: pl.DataFrame | None = None,
+) -> tuple[pl.DataFrame, frames.Blocks | None]:
+    fmt = fmt or detect_format(p, "run")
+    if fmt == "trec":
+        df, blocks = _read_trec_run(p, rank, mark)
+        if df.height == 0:
+            raise EmptyInputError(f"{p}: the run file has no result lines (only comments or "
+                                  "blank lines)")
+        # (an expression: get_column would build a constant tag column's 7M values)
+        if df.select(pl.col("tag").null_count() == pl.len()).item():
+            df = df.drop("tag")
+        return df, blocks
+    table, first, label = _read_table(p, fmt)
+    return _table_canonical(table, p, first, label, fmt, "run", columns), None
+
+def read_qrels(
+    path: PathLike | Sequence[PathLike],
+    *,
+    format: Format | None = None,
+    columns: Mapping[str, str] | None = None,
+    backend: Backend = "polars",
+) -> Any:
+    """Read relevance judgments into the canonical qrels frame.
+
+    Parameters
+    ----------
+    path
+        A qrels file (TREC ``qid iter docno rel``, CSV/TSV with a header,
+        Parquet, JSON Lines; gzip allowed), a list of files (concatenated), or
+        ``"irds:<dataset-id>"`` to load them through ``ir_datasets``.
+    format
+        Force a format instead of detecting it.
+    columns
+        For tables: canonical name → your column name, e.g. ``{"relevance": "grade"}``.
+    backend
+        ``"polars"`` (default) or ``"pandas"``.
+
+    Returns
+    -------
+    DataFrame
+        ``query_id, doc_id, relevance`` (Int64; negative = judged but unusable).
+
+    Examples
+    --------
+    >>> import tempfile, pathlib
+    >>> p = pathlib.Path(tempfile.mkdtemp()) / "qrels.txt"
+    >>> _ = p.write_text("# graded\\n1 0 d1 2\\n1 0 d2 0\\n")
+    >>> read_qrels(p).rows()
+    [('1', 'd1', 2), ('1', 'd2', 0)]
+    """
+    _check_format(format)
+    if isinstance(path, str) and path.startswith("irds:"):
+        return _native(_irds_qrels(path[5:]), backend)
+    parts = []
+    for p in _paths(path):
+        fmt = format or detect_format(p, "qrels")
+        if fmt == "trec":
+            df = _read_trec_qrels(p, _read_bytes(p))
+        else:
+            table, first, label = _read_table(p, fmt)
+            df = _table_canonical(table, p, first, label, fmt, "qrels", columns)
+        if df.height == 0:
+            raise EmptyInputError(f"{p}: the qrels file has no judgments")
+        parts.append(df)
+    out = parts[0] if len(parts) == 1 else pl.concat(parts)
+    if len(parts) > 1:
+        frames.qrels_frame(out, arg="qrels files")  # duplicate judgments across files
+    return _native(out, backend)

@@ -1,0 +1,221 @@
+"""Shared pieces of the io package: paths, bytes (gzip), format detection, options.
+
+Also the column lookup (:func:`_find`, :func:`_as_str`) that the table, query
+and writer modules share.
+"""
+
+from __future__ import annotations
+
+import gzip
+import os
+import re
+from collections.abc import Mapping, Sequence
+from pathlib import Path
+from typing import Any, Literal
+
+import polars as pl
+
+from .. import frames
+from ..errors import FileFormatError, MissingColumnError, SearchEvalError
+
+PathLike = str | os.PathLike[str]
+Backend = Literal["polars", "pandas"]
+Format = Literal["trec", "csv", "tsv", "parquet", "jsonl"]
+
+_FORMATS = ("trec", "csv", "tsv", "parquet", "jsonl")
+_EXT = {
+    ".parquet": "parquet",
+    ".pq": "parquet",
+    ".jsonl": "jsonl",
+    ".ndjson": "jsonl",
+    ".json": "jsonl",
+    ".csv": "csv",
+    ".tsv": "tsv",
+}
+#: Extensions dropped when a file name becomes a run name.
+_NAME_EXT = (".gz", ".run", ".runs", ".txt", ".trec", ".res", ".tsv", ".csv", ".parquet",
+             ".pq", ".jsonl", ".ndjson", ".json", ".qrels")
+_MAX_REPORTED = 3
+
+QUERY_ID_ALIASES = (*frames.ALIASES["query_id"], "id", "_id", "num", "number", "qno")
+QUERY_TEXT_ALIASES = ("query", "text", "title", "query_text", "question", "querytext",
+                      "query_string")
+
+def _read_bytes(path: Path) -> bytes:
+    try:
+        data = path.read_bytes()
+    except FileNotFoundError:
+        raise SearchEvalError(
+            f"{path}: no such file; check the path (relative paths start at {Path.cwd()})"
+        ) from None
+    except IsADirectoryError:
+        raise SearchEvalError(f"{path}: is a folder, not a file; give the file inside it") from None
+    if data[:2] == b"\x1f\x8b":
+        try:
+            data = gzip.decompress(data)
+        except (OSError, EOFError) as exc:
+            raise FileFormatError(
+                f"gzip data is corrupt ({exc})", path=str(path),
+                hint="re-download or re-compress the file",
+            ) from None
+    return data
+
+
+def _check_file(path: Path) -> None:
+    if not path.exists():
+        raise SearchEvalError(
+            f"{path}: no such file; check the path (relative paths start at {Path.cwd()})"
+        )
+    if path.is_dir():
+        raise SearchEvalError(f"{path}: is a folder, not a file; give the file inside it")
+
+
+def _head_text(path: Path, n: int = 65536) -> str:
+    _check_file(path)
+    with open(path, "rb") as fh:
+        raw = fh.read(n)
+    if raw[:2] == b"\x1f\x8b":
+        with gzip.open(path, "rb") as gz:
+            try:
+                raw = gz.read(n)
+            except (OSError, EOFError):
+                raw = b""
+    if raw[:4] == b"PAR1":
+        return "PAR1"
+    return raw.decode("utf-8", errors="replace")
+
+
+def _stem(path: Path) -> str:
+    name = path.name
+    changed = True
+    while changed:
+        changed = False
+        for ext in _NAME_EXT:
+            if name.lower().endswith(ext) and len(name) > len(ext):
+                name = name[: -len(ext)]
+                changed = True
+    return name
+
+
+def _ext(path: Path) -> str:
+    suffixes = [s.lower() for s in path.suffixes]
+    if suffixes and suffixes[-1] == ".gz":
+        suffixes = suffixes[:-1]
+    return suffixes[-1] if suffixes else ""
+
+
+def _first_data_line(head: str) -> str | None:
+    for line in head.splitlines():
+        s = line.strip()
+        if s and not s.startswith("#"):
+            return line
+    return None
+
+
+def _looks_like_header(line: str, aliases: Sequence[str]) -> bool:
+    tokens = [t.strip().strip('"').strip("'").lower() for t in re.split(r"[,\t;]| +", line)]
+    return any(t in aliases for t in tokens if t)
+
+
+def detect_format(path: PathLike, kind: Literal["run", "qrels", "queries"] = "run") -> str:
+    """Guess the format of a file from its extension and its first bytes.
+
+    Parameters
+    ----------
+    path
+        The file.
+    kind
+        What the file holds: ``"run"``, ``"qrels"`` or ``"queries"``.
+
+    Returns
+    -------
+    str
+        ``"trec"``, ``"csv"``, ``"tsv"``, ``"parquet"`` or ``"jsonl"``.
+
+    Examples
+    --------
+    >>> import tempfile, pathlib
+    >>> p = pathlib.Path(tempfile.mkdtemp()) / "bm25.run"
+    >>> _ = p.write_text("1 Q0 d1 1 2.5 bm25\\n")
+    >>> detect_format(p)
+    'trec'
+    """
+    path = Path(path)
+    head = _head_text(path)
+    if head == "PAR1":
+        return "parquet"
+    ext = _EXT.get(_ext(path))
+    if ext == "parquet":
+        return "parquet"
+    first = _first_data_line(head)
+    if first is None:
+        return ext or "trec"
+    if kind == "queries" and first.lstrip().startswith("<"):
+        return "trec"
+    if first.lstrip().startswith("{"):
+        return "jsonl"
+    aliases = QUERY_ID_ALIASES if kind == "queries" else frames.ALIASES["query_id"]
+    header = _looks_like_header(first, aliases)
+    if ext in ("csv", "tsv", "jsonl"):
+        if ext == "tsv" and not header and kind != "queries":
+            return "trec"
+        return ext
+    if header:
+        if "\t" in first:
+            return "tsv"
+        if "," in first:
+            return "csv"
+    if kind == "queries" and "\t" in first:
+        return "tsv"
+    return "trec"
+
+def _paths(path: PathLike | Sequence[PathLike]) -> list[Path]:
+    if isinstance(path, str | os.PathLike):
+        return [Path(path)]
+    out = [Path(p) for p in path]
+    if not out:
+        raise SearchEvalError("path: an empty list of files; give at least one file")
+    return out
+
+
+def _check_format(fmt: str | None) -> None:
+    if fmt is not None and fmt not in _FORMATS:
+        raise SearchEvalError(
+            f"format={fmt!r} is not a known format; use one of {list(_FORMATS)} or None to "
+            "detect it from the file"
+        )
+
+
+def _native(df: pl.DataFrame, backend: str) -> Any:
+    if backend == "polars":
+        return df
+    if backend == "pandas":
+        return df.to_pandas()
+    raise SearchEvalError(f"backend={backend!r}: use 'polars' or 'pandas'")
+
+def _find(df: pl.DataFrame, canon: str, aliases: Sequence[str],
+          columns: Mapping[str, str] | None, taken: set[str]) -> str | None:
+    if columns and canon in columns:
+        if columns[canon] not in df.columns:
+            raise MissingColumnError(
+                f"columns= maps {canon!r} to {columns[canon]!r}, but the file has no such "
+                f"column; its columns are {df.columns}"
+            )
+        return columns[canon]
+    lower = {c.lower(): c for c in reversed(df.columns)}
+    for a in aliases:
+        c = lower.get(a)
+        if c is not None and c not in taken:
+            return c
+    return None
+
+
+def _as_str(df: pl.DataFrame, col: str) -> pl.Expr:
+    dtype = df.schema[col]
+    if dtype == pl.String:
+        return pl.col(col)
+    if dtype.is_float():
+        return pl.when(pl.col(col) == pl.col(col).floor()).then(
+            pl.col(col).cast(pl.Int64, strict=False).cast(pl.String)
+        ).otherwise(pl.col(col).cast(pl.String))
+    return pl.col(col).cast(pl.String)

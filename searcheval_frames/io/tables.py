@@ -1,0 +1,154 @@
+"""CSV, TSV, JSON Lines and Parquet files as canonical run and qrels frames."""
+
+from __future__ import annotations
+
+import contextlib
+import gzip
+import io as _io
+import json
+from collections.abc import Callable, Mapping
+from pathlib import Path
+from typing import Any
+
+import polars as pl
+
+from .. import frames
+from ..errors import EmptyInputError, FileFormatError, MissingColumnError
+from .common import _as_str, _find, _read_bytes
+from .lines import _INT_RE, _data_lines, _dup_problems, _is_number, _lines, _Problems
+
+
+def _read_table(path: Path, fmt: str) -> tuple[pl.DataFrame, int, str]:
+    """Read csv/tsv/jsonl/parquet; return (frame, number of the first row's line, label)."""
+    if fmt == "parquet":
+        try:
+            return pl.read_parquet(path), 1, "row"
+        except Exception as exc:
+            raise FileFormatError(f"cannot read Parquet: {exc}", path=str(path),  # noqa: B904
+                                  hint="check that the file is Parquet or pass format=")
+    data = _read_bytes(path)
+    if fmt == "jsonl":
+        lines = _data_lines(_lines(data, path)) if data else pl.DataFrame()
+        if data.lstrip()[:1] == b"[":
+            try:
+                return pl.DataFrame(json.loads(data)), 1, "record"
+            except (ValueError, TypeError) as exc:
+                raise FileFormatError(f"cannot read JSON: {exc}", path=str(path)) from None
+        try:
+            df = pl.read_ndjson(_io.BytesIO(data), infer_schema_length=None)
+        except Exception:
+            for row in lines.iter_rows(named=True):
+                try:
+                    obj = json.loads(row["text"])
+                    if not isinstance(obj, dict):
+                        raise ValueError("not a JSON object")
+                except ValueError as exc:
+                    raise FileFormatError(
+                        f"not a JSON object ({exc})", path=str(path), line_no=row["line_no"],
+                        line=row["text"], hint="each line of a JSON Lines file is one object "
+                        'like {"query_id": "1", "doc_id": "d1", "score": 2.5}',
+                    ) from None
+            raise
+        return df, 1, "line"
+    sep = "," if fmt == "csv" else "\t"
+    try:
+        df = pl.read_csv(_io.BytesIO(data), separator=sep, infer_schema=False,
+                         comment_prefix=None, truncate_ragged_lines=False)
+    except pl.exceptions.ComputeError as exc:
+        raise FileFormatError(f"cannot parse {fmt.upper()}: {str(exc).splitlines()[0]}",
+                              path=str(path), hint="every row needs as many fields as the "
+                              "header; quote fields that contain the separator") from None
+    return df, 2, "line"
+
+def _table_lines(path: Path, line_nos: list[int]) -> dict[int, str]:
+    """Text of some lines (error path only)."""
+    wanted = set(line_nos)
+    out: dict[int, str] = {}
+    with open(path, "rb") as fh:
+        gz = fh.read(2) == b"\x1f\x8b"
+    opener: Callable[..., Any] = gzip.open if gz else open
+    with contextlib.suppress(OSError), opener(path, "rt", encoding="utf-8", errors="replace") as fh:
+        for i, line in enumerate(fh, start=1):
+            if i in wanted:
+                out[i] = line.rstrip("\n")
+            if i >= max(wanted):
+                break
+    return out
+
+
+def _table_canonical(df: pl.DataFrame, path: Path, first_line: int, label: str,
+                     fmt: str, kind: str, columns: Mapping[str, str] | None) -> pl.DataFrame:
+    if df.height == 0:
+        raise EmptyInputError(f"{path}: the file has no rows")
+    wanted = ("query_id", "doc_id") + (("relevance",) if kind == "qrels" else ())
+    optional = ("score", "rank", "run") if kind == "run" else ()
+    found: dict[str, str] = {}
+    taken: set[str] = set()
+    for canon in wanted + optional:
+        c = _find(df, canon, frames.ALIASES[canon], columns, taken)
+        if c is not None:
+            found[canon] = c
+            taken.add(c)
+    missing = [c for c in wanted if c not in found]
+    if kind == "run" and "score" not in found and "rank" not in found:
+        missing.append("score")
+    if missing:
+        raise MissingColumnError(
+            f"{path}: no column for {', '.join(map(repr, missing))}; the {fmt} columns are "
+            f"{df.columns}. Recognised names for {missing[0]!r}: "
+            f"{', '.join(frames.ALIASES[missing[0]])}. Rename the column or pass "
+            f"columns={{{missing[0]!r}: 'your_column'}}"
+        )
+    sel = [pl.int_range(first_line, first_line + pl.len()).alias("line_no")]
+    for canon, col in found.items():
+        sel.append(_as_str(df, col).alias(canon))
+    raw = df.select(sel)
+    text = pl.concat_str(
+        [pl.col(c).fill_null("") for c in found], separator="," if fmt == "csv" else "\t"
+    )
+    raw = raw.with_columns(text.alias("text"))
+    probs = _Problems(path, kind)
+    for c in ("query_id", "doc_id"):
+        probs.add(raw.filter(pl.col(c).is_null() | (pl.col(c).str.strip_chars() == "")),
+                  f"the {found[c]!r} field is empty")
+    if kind == "run":
+        for c in ("score", "rank"):
+            if c not in found:
+                continue
+            if c == "score":
+                bad = raw.filter(~_is_number(c).fill_null(False))
+                probs.add(bad, pl.format("the score {} is not a number",
+                                         pl.col(c).fill_null("(missing)")))
+            else:
+                bad = raw.filter(~pl.col(c).str.contains(_INT_RE).fill_null(False))
+                probs.add(bad, pl.format("the rank {} is not an integer",
+                                         pl.col(c).fill_null("(missing)")))
+    else:
+        bad = raw.filter(~pl.col("relevance").str.contains(_INT_RE).fill_null(False))
+        probs.add(bad, pl.format("the relevance {} is not an integer",
+                                 pl.col("relevance").fill_null("(missing)")))
+    if not probs.parts:
+        key = (["run"] if "run" in found else []) + ["query_id", "doc_id"]
+        _dup_problems(raw, key, probs, "document" if kind == "run" else "judgment")
+    if probs.parts and fmt in ("csv", "tsv", "jsonl"):
+        # replace reconstructed text with the real lines of the file
+        nos = [int(n) for p in probs.parts for n in p["line_no"]]
+        real = _table_lines(path, nos)
+        probs.parts = [p.with_columns(pl.col("line_no").replace_strict(
+            real, default=None, return_dtype=pl.String).fill_null(pl.col("text")).alias("text"))
+            for p in probs.parts]
+    probs.raise_if_any(label)
+    out = raw.drop("text", "line_no")
+    if kind == "run":
+        if "score" in found:
+            out = out.with_columns(pl.col("score").str.strip_chars().cast(pl.Float64))
+        if "rank" in found:
+            out = out.with_columns(
+                pl.col("rank").str.strip_chars().cast(pl.Float64).cast(pl.Int64))
+        if "score" not in found:
+            out = out.with_columns((-pl.col("rank").cast(pl.Float64)).alias("score"))
+        out = out.rename({"run": "tag"}) if "run" in out.columns else out
+    else:
+        out = out.with_columns(
+            pl.col("relevance").str.strip_chars().cast(pl.Float64).cast(pl.Int64))
+    return out

@@ -1,0 +1,244 @@
+"""The fast TREC run readers: polars in one shot or in checked batches, pyarrow for gzip.
+
+Each returns None (or raises :class:`_NotClean`) when the file needs the exact
+reader of :mod:`.trec`, which reports the malformed lines.
+"""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import numpy as np
+import polars as pl
+
+from .. import frames
+from .common import _first_data_line, _head_text
+
+_RUN_NAMES = ["query_id", "iter", "doc_id", "rank", "score", "tag"]
+
+
+def _fast_trec_run(
+    path: Path, rank: bool = True, mark: pl.DataFrame | None = None
+) -> tuple[pl.DataFrame, frames.Blocks | None] | None:
+    """Multi-threaded parse of a clean single-separator run file; None when not clean."""
+    head = _head_text(path, 1 << 16)
+    sep = "\t" if "\t" in head else " "
+    if head == "PAR1":
+        return None
+    try:
+        with open(path, "rb") as fh:
+            gz = fh.read(2) == b"\x1f\x8b"
+    except OSError:
+        return None
+    if not gz:  # plain text: polars' reader (pyarrow is not even imported)
+        parsed = _polars_trec_run(path, sep, rank, head, mark)
+        if parsed is None:
+            return None
+        if parsed[1]:
+            return parsed[0], parsed[2]
+        return _clean_fast_run(parsed[0], sep)
+    import pyarrow as pa
+    import pyarrow.csv as pacsv
+
+    types = {n: pa.string() for n in _RUN_NAMES}
+    types["rank"] = pa.int64()
+    types["score"] = pa.float64()
+    try:
+        table = pacsv.read_csv(
+            pa.input_stream(str(path), compression="gzip"),
+            read_options=pacsv.ReadOptions(column_names=_RUN_NAMES, block_size=1 << 24),
+            parse_options=pacsv.ParseOptions(delimiter=sep, quote_char=False,
+                                              ignore_empty_lines=True),
+            convert_options=pacsv.ConvertOptions(
+                column_types=types, include_columns=["query_id", "doc_id", "rank", "score",
+                                                     "tag"]
+            ),
+        )
+    except (pa.ArrowInvalid, pa.ArrowTypeError, UnicodeDecodeError, OSError):
+        return None
+    frame = pl.from_arrow(table, rechunk=False)
+    assert isinstance(frame, pl.DataFrame)
+    return _clean_fast_run(frame, sep)
+
+
+def _first_tag(head: str) -> str | None:
+    """The run tag of the first result line when it is a plain 6-field line."""
+    line = _first_data_line(head)
+    fields = line.split(" ") if line is not None else []
+    return fields[5] if len(fields) == 6 and all(fields) else None
+
+
+def _polars_trec_run(
+    path: Path, sep: str, rank: bool = True, head: str = "", mark: pl.DataFrame | None = None
+) -> tuple[pl.DataFrame, bool, frames.Blocks | None] | None:
+    """Polars' multi-threaded CSV reader straight into polars strings (no arrow copy).
+
+    Returns the frame, whether it is checked already (one run tag, finite scores,
+    no comment, no duplicate) and its blocks when known.
+    For a space-separated file whose first line has a plain tag, the tag column
+    is not built at all: one boolean per line, computed while parsing, says that
+    the line has that tag, a finite score and no comment mark; the file is read
+    in batches and each batch is checked while polars parses the next one (see
+    :func:`_stream_checked_run`). Only when some line is not like that, the file
+    is parsed again with its tags (several runs in one file, or the exact reader).
+    """
+    schema = {n: pl.String for n in _RUN_NAMES} | {"rank": pl.Int64, "score": pl.Float64}
+    cols = ["query_id", "doc_id", *(["rank"] if rank else []), "score"]
+    tag0 = _first_tag(head) if sep == " " else None
+    try:
+        lf = pl.scan_csv(path, separator=sep, has_header=False, schema=schema, quote_char=None)
+        if tag0 is not None and hasattr(lf, "collect_batches"):
+            ok = ((pl.col("tag") == tag0) & ~pl.col("query_id").str.starts_with("#")
+                  & pl.col("score").is_finite()).fill_null(False)
+            done = _stream_checked_run(lf.select(*cols, ok.alias("_ok")), cols, tag0, mark)
+            if done is not None:
+                return done[0], True, done[1]
+        return lf.select(*cols, "tag").collect(), False, None
+    except (pl.exceptions.PolarsError, OSError, UnicodeDecodeError, _NotClean):
+        return None
+
+
+_BATCH_ROWS = 1 << 20
+_PAIR_HASH = pl.col("query_id").hash(1) ^ pl.col("doc_id").hash(2)  # of a (query, doc)
+
+
+class _NotClean(Exception):
+    """The file needs the exact reader (a comment, a bad score, a missing field or a
+    possible duplicate), which reports the lines."""
+
+
+def _stream_checked_run(
+    lf: pl.LazyFrame, cols: list[str], tag0: str, mark: pl.DataFrame | None
+) -> tuple[pl.DataFrame, frames.Blocks | None] | None:
+    """Read a one-tag run in batches, checking each while polars parses the next.
+
+    Per batch: the line check (``_ok``), the query blocks (run-length encoding of
+    the query ids, merged across batch edges), the duplicate check (hashes of
+    (query, doc) sorted block-aligned segment by segment: a document can only
+    repeat inside its query's block) and, with ``mark`` (``query_id, doc_id``
+    pairs), the rows whose pair may be one of them: their 64-bit pair hash is one
+    of the marked pairs' hashes (the caller joins on the ids, so a collision only
+    adds a row it drops). None when a line has another tag (the caller reads the tags);
+    raises :class:`_NotClean` for a comment, a bad score, a missing field or a hash
+    that repeats (the exact reader then reports the lines). When a query's lines
+    turn out not to be together, the duplicate check is redone over the whole frame.
+    """
+    parts: list[pl.DataFrame] = []
+    lens: list[np.ndarray] = []
+    vals: list[pl.Series] = []
+    marked: list[np.ndarray] = []
+    ups: list[np.ndarray] = []
+    carry = np.zeros(0, np.uint64)
+    offset = 0
+    last_score = None
+    judged = (mark.select(_PAIR_HASH).to_series().unique().implode()
+              if mark is not None else None)
+    try:  # (collect_batches is recent in polars and marked unstable)
+        batches = lf.collect_batches(chunk_size=_BATCH_ROWS, maintain_order=True)
+    except TypeError:
+        return None
+    for b in batches:
+        n = b.height
+        if n == 0:
+            continue
+        if not b.get_column("_ok").all() or any(b.get_column(c).null_count() for c in cols):
+            bad = b.filter(~pl.col("_ok"))
+            if bad.select(pl.any_horizontal(
+                    pl.col("query_id").str.starts_with("#").any(),
+                    ~pl.col("score").is_finite().all(),
+                    pl.any_horizontal(pl.col(cols).is_null()).any())).item():
+                raise _NotClean  # comment, bad score or missing field: the exact reader
+            return None  # another run tag: read the tags
+        b = b.drop("_ok")
+        runs = b.select(pl.col("query_id").rle()).to_series()
+        bl = runs.struct.field("len").to_numpy().astype(np.int64)
+        bv = runs.struct.field("value")
+        h = b.select(_PAIR_HASH).to_series().to_numpy()
+        score = b.get_column("score")
+        ups.append(frames.score_increases(score, last_score) + offset)
+        last_score = score[-1]
+        last_start = n - int(bl[-1])
+        inner = bl[:-1]  # lengths of the batch's blocks before its last one
+        cont = bool(vals) and vals[-1][-1] == bv[0]
+        if cont:  # the batch goes on with the previous batch's last query
+            lens[-1][-1] += bl[0]
+            bl, bv = bl[1:], bv[1:]
+        if last_start == 0:  # one query only in this batch
+            if cont:
+                carry = np.concatenate((carry, h))
+            else:
+                if frames.repeats_in_blocks(carry):
+                    raise _NotClean
+                carry = h
+        else:
+            if cont:  # the carried rows and this batch's first block are one block
+                seg = np.concatenate((carry, h[:last_start]))
+                seg_lens = np.concatenate(([carry.size + inner[0]], inner[1:]))
+            else:
+                if frames.repeats_in_blocks(carry):
+                    raise _NotClean
+                seg, seg_lens = h[:last_start], inner
+            if frames.repeats_in_blocks(seg, seg_lens):
+                raise _NotClean
+            carry = h[last_start:]
+        if bl.size:
+            lens.append(bl.copy())
+            vals.append(bv)
+        if judged is not None:
+            hit = np.flatnonzero(pl.Series(h).is_in(judged).to_numpy())
+            marked.append(hit.astype(np.int64) + offset)
+        parts.append(b)
+        offset += n
+    if not parts:
+        return None
+    if frames.repeats_in_blocks(carry):
+        raise _NotClean
+    df = pl.concat(parts, how="vertical", rechunk=False).with_columns(
+        pl.lit(tag0, pl.String).alias("tag"))
+    lengths = np.concatenate(lens)
+    starts = np.concatenate(([0], np.cumsum(lengths)[:-1]))
+    keys = pl.DataFrame({"tag": pl.Series([tag0] * lengths.size, dtype=pl.String),
+                         "query_id": pl.concat(vals)})
+    if keys.get_column("query_id").is_duplicated().any():
+        # a query's lines are not together: blocks do not hold, check the whole frame
+        if frames.has_repeats(frames.key_hash(df, ["query_id", "doc_id"])):
+            raise _NotClean
+        return df, None
+    mk = np.concatenate(marked) if judged is not None else None
+    up = np.concatenate(ups)
+    return df, frames.Blocks(starts, starts + lengths, keys, mk,
+                             bool(np.isin(up, starts).all()))
+
+
+def _clean_fast_run(
+    df: pl.DataFrame, sep: str
+) -> tuple[pl.DataFrame, frames.Blocks | None] | None:
+    """The fast parse when it is trustworthy, None to send the file to the exact reader.
+
+    Also returns the file's (tag, query) blocks when each query's lines are together.
+    """
+    if df.height == 0:
+        return None
+    checks = [pl.col("query_id").str.starts_with("#").any(),
+              ~pl.col("score").is_finite().all(),
+              pl.any_horizontal(pl.all().is_null()).any()]
+    if sep == "\t":
+        # tab-separated: a field holding spaces (junk after the tag, padded ids) or an
+        # empty field needs the exact whitespace parser
+        for c in ("query_id", "doc_id", "tag"):
+            checks += [(pl.col(c) == "").any(), pl.col(c).str.contains(r"\s").any()]
+    if df.select(pl.any_horizontal(checks)).item():
+        return None
+    # duplicate (tag, query, doc): distinct hashes prove uniqueness; otherwise the
+    # exact parser checks and reports the lines
+    key = ["query_id", "doc_id"]
+    tag = df.get_column("tag")
+    if (tag == tag[0]).all():
+        # one run: a constant column (later steps see "one run" without scanning it)
+        df = df.with_columns(pl.lit(tag[0], pl.String).alias("tag"))
+    else:
+        key.append("tag")
+    blocks = frames.query_blocks(df, ("tag", "query_id"))
+    if frames.has_repeats(frames.key_hash(df, key), blocks):
+        return None
+    return df, blocks
