@@ -26,7 +26,8 @@ from searcheval_frames.errors import (
     InvalidRelevanceError,
     SearchEvalError,
 )
-from searcheval_frames.evalset.labels import LabelStore, cohen_kappa, confusion_matrix, fleiss_kappa
+from searcheval_frames.evalset.agreement import cohen_kappa, confusion_matrix, fleiss_kappa
+from searcheval_frames.evalset.store import LabelStore
 
 REPO = Path(__file__).resolve().parents[1]
 
@@ -299,7 +300,7 @@ def test_store_damaged_middle_line_is_an_error(tmp_path: Path) -> None:
 WRITER = textwrap.dedent(
     """
     import sys
-    from searcheval_frames.evalset.labels import LabelStore
+    from searcheval_frames.evalset.store import LabelStore
     store = LabelStore(sys.argv[1], assessor=sys.argv[2])
     i = 0
     while True:
@@ -355,7 +356,7 @@ def test_store_survives_sigkill_of_a_writing_process(tmp_path: Path, kill_after:
 TORN_WRITER = textwrap.dedent(
     """
     import os, sys, time
-    from searcheval_frames.evalset.labels import LabelStore
+    from searcheval_frames.evalset.store import LabelStore
     store = LabelStore(sys.argv[1], assessor="w")
     for i in range(50):
         store.append("q1", f"d{i}", 1)
@@ -393,7 +394,7 @@ def test_store_sigkill_mid_line_loses_only_that_line(tmp_path: Path) -> None:
 CONCURRENT = textwrap.dedent(
     """
     import sys
-    from searcheval_frames.evalset.labels import LabelStore
+    from searcheval_frames.evalset.store import LabelStore
     store = LabelStore(sys.argv[1], assessor=sys.argv[2])
     for i in range(150):
         store.append("q1", f"d{i}", i % 3)

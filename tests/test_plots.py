@@ -25,7 +25,7 @@ from matplotlib.testing.compare import compare_images
 
 import searcheval_frames as sef
 from searcheval_frames.errors import MissingColumnError, SearchEvalError, SearchEvalWarning
-from searcheval_frames.figures import plots
+from searcheval_frames.figures import bars, distributions, export, pr, style
 
 IMAGE_TOL = 3.0  # RMS over 0-255 pixel values
 
@@ -72,7 +72,7 @@ def test_pr_curve_lines_limits_and_data(synth):
     legend = [t.get_text() for t in ax.get_legend().get_texts()]
     assert legend == ["bm25", "bm25-rerank", "dense"]
     # Okabe-Ito colours, in order
-    assert [to_hex(line.get_color()).upper() for line in ax.lines] == list(plots.PALETTE[:3])
+    assert [to_hex(line.get_color()).upper() for line in ax.lines] == list(style.PALETTE[:3])
 
 
 def test_pr_curve_from_data_pandas_and_polars_agree(synth):
@@ -225,14 +225,14 @@ def test_benchmark_bars_with_compare_object(per_query):
     n_sig = int(frame["significant"].sum())
     assert sum(t.endswith(" *") for t in _texts(ax)) == n_sig
     for row in frame.iter_rows(named=True):
-        want = plots.delta_label(row["delta"], row["delta_pct"])
+        want = style.delta_label(row["delta"], row["delta_pct"])
         assert any(want in t for t in _texts(ax))
 
 
 def test_delta_label_format():
-    assert plots.delta_label(0.13, 20.0) == "+0.13 (+20%)"
-    assert plots.delta_label(-0.001, -0.2) == "+0.00 (+0%)"  # no "-0.00"
-    assert plots.delta_label(0.05, float("nan")) == "+0.05"
+    assert style.delta_label(0.13, 20.0) == "+0.13 (+20%)"
+    assert style.delta_label(-0.001, -0.2) == "+0.00 (+0%)"  # no "-0.00"
+    assert style.delta_label(0.05, float("nan")) == "+0.05"
 
 
 # --------------------------------------------------------------------------- per query
@@ -246,7 +246,7 @@ def test_per_query_delta_sorted_wins_and_losses(per_query):
     assert np.allclose(heights, want)
     colours = [to_hex(b.get_facecolor()).upper() for b in bars]
     for h, c in zip(heights, colours, strict=True):
-        assert c == (plots.WIN if h > 1e-9 else plots.LOSS if h < -1e-9 else plots.TIE)
+        assert c == (style.WIN if h > 1e-9 else style.LOSS if h < -1e-9 else style.TIE)
     wins, losses = sum(h > 1e-9 for h in heights), sum(h < -1e-9 for h in heights)
     summary = next(t for t in _texts(ax) if t.startswith("wins"))
     assert f"wins {wins} · ties {12 - wins - losses} · losses {losses}" in summary
@@ -344,8 +344,9 @@ def test_save_figure_formats_dpi_and_reproducibility(tmp_path, synth):
         sef.save_figure("figure", tmp_path / "x.png")
 
 
-def test_doctests():
-    assert doctest.testmod(plots, optionflags=doctest.NORMALIZE_WHITESPACE).failed == 0
+@pytest.mark.parametrize("module", [style, pr, bars, distributions, export])
+def test_doctests(module):
+    assert doctest.testmod(module, optionflags=doctest.NORMALIZE_WHITESPACE).failed == 0
 
 
 # --------------------------------------------------------------------------- images
@@ -389,7 +390,7 @@ def test_trec_dl_plots(trec_dl, tmp_path):
     assert sum(len(c) for c in ax.containers) == 24
     ndcg = agg.filter((pl.col("run") == "tasb") & (pl.col("measure") == "nDCG@10"))["value"][0]
     base = agg.filter((pl.col("run") == "bm25") & (pl.col("measure") == "nDCG@10"))["value"][0]
-    assert any(plots.delta_label(ndcg - base, (ndcg - base) / base * 100) in t for t in _texts(ax))
+    assert any(style.delta_label(ndcg - base, (ndcg - base) / base * 100) in t for t in _texts(ax))
     pq = sef.evaluate(run, qrels, ms, relevance_level=2, per_query=True)
     ax = sef.per_query_delta(pq, baseline="bm25", run="splade-pp-ed", measure="nDCG@10")
     assert len(ax.containers[0]) == 43

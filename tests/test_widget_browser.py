@@ -203,7 +203,7 @@ def test_widget_labels_survive_kernel_restart(tmp_path: Path) -> None:
     chromium = _requirements()
     from playwright.sync_api import sync_playwright
 
-    from searcheval_frames.evalset.labels import LabelStore
+    from searcheval_frames.evalset.store import LabelStore
 
     _write_notebook(tmp_path / "label.ipynb")
     token = secrets.token_hex(16)

@@ -1,18 +1,36 @@
-"""Building an evaluation set: pooling, labels, sheets, agreement, the widget (layer 5).
+"""Building an evaluation set (layer 5): pools, label sheets, the label store, merging
+assessors, agreement, the labelling widget.
 
-anywidget is imported only when ``label_widget`` is used.
+Modules, low to high (each imports only those before it):
+
+* ``pooling``: :func:`pool`, :func:`coverage`, :func:`holes`, :func:`metric_bounds`.
+* ``grades``: accepted grades, label parsing, the column finders shared below.
+* ``sheets``: :func:`export_label_sheet`, :func:`import_label_sheet`.
+* ``policies``: how conflicting labels are settled (``majority``, ``max``, ...).
+* ``store``: :class:`LabelStore`, the append-only journal.
+* ``merge``: :func:`merge_labels`.
+* ``agreement``: :func:`agreement`, Cohen's and Fleiss' kappa.
+* ``widget``: :func:`label_widget` (anywidget is imported only when it is used).
 """
 
 from typing import Any
 
-from .labels import LabelStore, agreement, export_label_sheet, import_label_sheet, merge_labels
+from .agreement import Agreement, agreement, cohen_kappa, confusion_matrix, fleiss_kappa
+from .merge import MergeResult, merge_labels
 from .pooling import coverage, holes, metric_bounds, pool
+from .sheets import export_label_sheet, import_label_sheet
+from .store import LabelStore
 
 __all__ = [
+    "Agreement",
     "LabelStore",
+    "MergeResult",
     "agreement",
+    "cohen_kappa",
+    "confusion_matrix",
     "coverage",
     "export_label_sheet",
+    "fleiss_kappa",
     "holes",
     "import_label_sheet",
     "label_widget",

@@ -10,7 +10,7 @@ enable), and still is an ipywidgets model, so the Python side receives each clic
 a message. (anywidget depends on ipywidgets; both are in the ``labeling`` extra.)
 
 Each grade given — by a click, a key or :meth:`LabelWidget.label` — is written to the
-:class:`~searcheval_frames.labels.LabelStore` journal (one line, ``fsync``) before
+:class:`~searcheval_frames.LabelStore` journal (one line, ``fsync``) before
 the widget moves to the next document, so a crashed or restarted kernel loses
 nothing. Reopening a widget on the same store resumes at the first unlabelled
 document.
@@ -30,15 +30,15 @@ from typing import Any
 import polars as pl
 
 from ..errors import SearchEvalError
-from .labels import (
+from .grades import (
     Grades,
-    LabelStore,
     _docs_table,
     _pool_pairs,
     _queries_table,
     grade_names,
     normalize_grades,
 )
+from .store import LabelStore
 
 try:
     import anywidget
@@ -60,7 +60,7 @@ class LabelWidget(anywidget.AnyWidget):
 
     Methods :meth:`label`, :meth:`next`, :meth:`prev`, :meth:`skip`, :meth:`clear` and
     :meth:`goto` (with :meth:`find`) do what the buttons do; :attr:`store` is the
-    :class:`~searcheval_frames.labels.LabelStore` the labels go to.
+    :class:`~searcheval_frames.LabelStore` the labels go to.
     """
 
     _esm = _STATIC / "label_widget.js"
@@ -275,7 +275,7 @@ def label_widget(
     Parameters
     ----------
     store
-        A :class:`~searcheval_frames.labels.LabelStore` or the path of its journal
+        A :class:`~searcheval_frames.LabelStore` or the path of its journal
         (``.jsonl``; created if missing). Reopening the same path resumes.
     pool
         The documents to judge: a frame with ``query_id`` and ``doc_id`` (e.g.

@@ -1,17 +1,18 @@
-"""Curves as frames and matplotlib helpers (layer 5).
+"""Curves as frames and the figures drawn from them (layer 5).
+
+Modules: ``curves`` (precision-recall data as frames), ``style`` (palette, sizes and the
+helpers the figures share), ``pr`` (:func:`pr_curve`, :func:`tradeoff_curve`), ``bars``
+(:func:`benchmark_bars`), ``distributions`` (:func:`per_query_delta`,
+:func:`metric_distribution`) and ``export`` (:func:`save_figure`).
 
 matplotlib is imported only when a figure is drawn.
 """
 
+from .bars import benchmark_bars
 from .curves import pr_curve_data, precision_recall_at_k
-from .plots import (
-    benchmark_bars,
-    metric_distribution,
-    per_query_delta,
-    pr_curve,
-    save_figure,
-    tradeoff_curve,
-)
+from .distributions import metric_distribution, per_query_delta
+from .export import save_figure
+from .pr import pr_curve, tradeoff_curve
 
 __all__ = [
     "benchmark_bars",

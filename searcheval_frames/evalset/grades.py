@@ -1,0 +1,195 @@
+"""Grades and the columns a label sheet, a pool or a document table is read from.
+
+* :func:`normalize_grades` / :func:`grade_names`: the accepted labels (integers or names).
+* ``_parse_label``: one cell or widget value → an integer label.
+* ``_find_column`` / ``_id_column``: find a column by its recognised names.
+* ``_pool_pairs``, ``_queries_table``, ``_docs_table``: the pool, query texts and
+  document texts as small canonical frames (for sheets and the widget).
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping, Sequence
+from typing import Any
+
+import numpy as np
+import polars as pl
+
+from ..errors import MissingColumnError, SearchEvalError
+from ..frames import ALIASES
+
+Grades = Sequence[int] | Mapping[str, int] | None
+
+TEXT_COLUMNS = ("text", "body", "contents", "content", "passage", "document", "doc_text")
+TITLE_COLUMNS = ("title", "doc_title", "headline")
+QUERY_COLUMNS = ("query", "text", "query_text", "question", "title")
+ASSESSOR_COLUMNS = ("assessor", "annotator", "rater", "judge", "labeler", "labeller", "user")
+
+
+# --------------------------------------------------------------------------- grades
+def normalize_grades(grades: Grades, arg: str = "grades") -> dict[str, int] | None:
+    """``grades`` as {accepted text: grade}; ``None`` accepts any integer.
+
+    A sequence of integers ``[0, 1, 2, 3]`` accepts those numbers; a mapping
+    ``{"not relevant": 0, "relevant": 1}`` accepts the names (case-insensitive) and the
+    numbers.
+    """
+    if grades is None:
+        return None
+    out: dict[str, int] = {}
+    if isinstance(grades, Mapping):
+        items = list(grades.items())
+    elif isinstance(grades, str | bytes):
+        raise SearchEvalError(f"{arg}={grades!r}: give a list of integers or a mapping name→int")
+    else:
+        items = [(str(g), g) for g in grades]
+    if not items:
+        raise SearchEvalError(f"{arg}: at least one grade is needed, e.g. grades=[0, 1, 2, 3]")
+    for name, value in items:
+        if isinstance(value, bool) or not isinstance(value, int | np.integer):
+            raise SearchEvalError(
+                f"{arg}: grade {name!r} has value {value!r}; grades must be integers "
+                "(0 = not relevant, 1, 2, ... graded)"
+            )
+        out[str(name).strip().lower()] = int(value)
+        out[str(int(value))] = int(value)
+    return out
+
+
+def grade_names(grades: Grades) -> list[tuple[int, str]]:
+    """[(grade, display name)] in grade order, for sheets and the widget."""
+    if grades is None:
+        return [(0, "0"), (1, "1")]
+    if isinstance(grades, Mapping):
+        pairs = [(int(v), str(k)) for k, v in grades.items()]
+    else:
+        pairs = [(int(g), str(int(g))) for g in grades]
+    seen: dict[int, str] = {}
+    for v, n in pairs:
+        seen.setdefault(v, n)
+    return sorted(seen.items())
+
+
+def _parse_label(value: Any, lookup: dict[str, int] | None) -> int | None:
+    """A cell's label → int; None for empty; raises ValueError for unknown."""
+    if value is None:
+        return None
+    if isinstance(value, float):
+        if value != value:
+            return None
+        if value != int(value):
+            raise ValueError(value)
+        value = int(value)
+    if isinstance(value, bool):
+        raise ValueError(value)
+    if isinstance(value, int | np.integer):
+        if lookup is not None and str(int(value)) not in lookup:
+            raise ValueError(value)
+        return int(value)
+    text = str(value).strip()
+    if not text:
+        return None
+    key = text.lower()
+    if lookup is not None:
+        if key in lookup:
+            return lookup[key]
+        try:
+            as_num = float(text)
+        except ValueError:
+            raise ValueError(value) from None
+        if as_num == int(as_num) and str(int(as_num)) in lookup:
+            return int(as_num)
+        raise ValueError(value)
+    as_num = float(text)  # ValueError for words
+    if as_num != int(as_num):
+        raise ValueError(value)
+    return int(as_num)
+
+
+# --------------------------------------------------------------------------- columns
+def _find_column(df: pl.DataFrame, names: Sequence[str], exclude: Sequence[str] = ()) -> str | None:
+    lower = {c.lower(): c for c in reversed(df.columns) if c not in exclude}
+    for n in names:
+        if n in lower:
+            return lower[n]
+    return None
+
+
+def _to_polars_frame(obj: Any, arg: str) -> pl.DataFrame:
+    from ..frames import _to_polars
+
+    return _to_polars(obj, arg)
+
+
+def _id_column(df: pl.DataFrame, canon: str, arg: str) -> str:
+    col = _find_column(df, ALIASES[canon])
+    if col is None:
+        raise MissingColumnError(
+            f"{arg}: no {canon!r} column; the columns are {df.columns}. Recognised names: "
+            f"{', '.join(ALIASES[canon])}."
+        )
+    return col
+
+
+def _queries_table(queries: Any) -> pl.DataFrame:
+    if isinstance(queries, Mapping):
+        return pl.DataFrame(
+            {"query_id": [str(k) for k in queries], "query": [str(v) for v in queries.values()]}
+        )
+    df = _to_polars_frame(queries, "queries")
+    qid = _id_column(df, "query_id", "queries")
+    text = _find_column(df, QUERY_COLUMNS, exclude=[qid])
+    if text is None:
+        raise MissingColumnError(
+            f"queries: no query text column; the columns are {df.columns}. Recognised "
+            f"names: {', '.join(QUERY_COLUMNS)}."
+        )
+    return df.select(
+        pl.col(qid).cast(pl.String).alias("query_id"), pl.col(text).cast(pl.String).alias("query")
+    ).unique("query_id", keep="first")
+
+
+def _docs_table(
+    docs: Any, text_column: str | None, title_column: str | None, max_chars: int | None
+) -> pl.DataFrame:
+    if isinstance(docs, Mapping):
+        df = pl.DataFrame(
+            {"doc_id": [str(k) for k in docs], "text": [str(v) for v in docs.values()]}
+        )
+    else:
+        df = _to_polars_frame(docs, "docs")
+    did = _id_column(df, "doc_id", "docs")
+    text = text_column or _find_column(df, TEXT_COLUMNS, exclude=[did])
+    title = title_column or _find_column(df, TITLE_COLUMNS, exclude=[did, text or ""])
+    for name, col in (("text_column", text_column), ("title_column", title_column)):
+        if col is not None and col not in df.columns:
+            raise MissingColumnError(
+                f"{name}={col!r}: docs has no such column; it has {df.columns}"
+            )
+    if text is None and title is None:
+        raise MissingColumnError(
+            f"docs: no text or title column; the columns are {df.columns}. Pass "
+            "text_column='...' (recognised: " + ", ".join(TEXT_COLUMNS) + ")."
+        )
+    cols = [pl.col(did).cast(pl.String).alias("doc_id")]
+    if title is not None:
+        cols.append(pl.col(title).cast(pl.String).alias("title"))
+    if text is not None:
+        t = pl.col(text).cast(pl.String)
+        if max_chars is not None:
+            t = (
+                pl.when(t.str.len_chars() > max_chars)
+                .then(t.str.slice(0, max_chars) + pl.lit("…"))
+                .otherwise(t)
+            )
+        cols.append(t.alias("text"))
+    return df.select(cols).unique("doc_id", keep="first")
+
+
+def _pool_pairs(pool: Any, arg: str = "pool") -> pl.DataFrame:
+    df = _to_polars_frame(pool, arg)
+    qid = _id_column(df, "query_id", arg)
+    did = _id_column(df, "doc_id", arg)
+    return df.with_columns(
+        pl.col(qid).cast(pl.String).alias("query_id"), pl.col(did).cast(pl.String).alias("doc_id")
+    )

@@ -1,0 +1,288 @@
+"""Per-query figures: the per-query change of one run against a baseline, and the
+distribution of a measure over queries per run.
+"""
+
+from __future__ import annotations
+
+import warnings
+from collections.abc import Mapping, Sequence
+from typing import TYPE_CHECKING, Any, Literal
+
+import numpy as np
+import polars as pl
+
+from ..errors import EmptyInputError, SearchEvalError, SearchEvalWarning
+from .style import (
+    LABEL_SIZE,
+    LOSS,
+    NOTE_SIZE,
+    TIE,
+    WIN,
+    _axes,
+    _colors,
+    _fmt_signed,
+    _is_comparison,
+    _need,
+    _select_runs,
+    _style,
+    _title,
+    _to_pl,
+)
+
+if TYPE_CHECKING:  # pragma: no cover
+    from matplotlib.axes import Axes
+
+__all__ = ["metric_distribution", "per_query_delta"]
+
+
+_PQ = ("run", "query_id", "measure", "value")
+
+
+def _per_query(obj: Any, columns: Mapping[str, str] | None, arg: str) -> pl.DataFrame:
+    if _is_comparison(obj) and hasattr(obj, "per_query"):
+        df = _to_pl(obj.per_query, arg)
+    else:
+        df = _to_pl(obj, arg)
+    if columns:
+        df = df.rename({v: k for k, v in columns.items() if v in df.columns and k in _PQ})
+    _need(df, list(_PQ), arg,
+          "Pass evaluate(..., per_query=True) (run, query_id, measure, value), or map your "
+          "columns with columns={'value': 'your_column'}.")
+    df = df.select(
+        pl.col("run").cast(pl.String), pl.col("query_id").cast(pl.String),
+        pl.col("measure").cast(pl.String), pl.col("value").cast(pl.Float64),
+    )
+    if df.height == 0:
+        raise EmptyInputError(f"{arg}: the frame has no rows")
+    return df
+
+
+def _one(choices: list[str], given: str | None, what: str, arg: str) -> str:
+    if given is not None:
+        if given not in choices:
+            raise SearchEvalError(f"{what}={given!r} is not in {arg}; choose one of {choices}")
+        return given
+    if len(choices) != 1:
+        raise SearchEvalError(f"{arg} has several {what}s {choices}; pick one with {what}=...")
+    return choices[0]
+
+
+def per_query_delta(
+    per_query: Any,
+    *,
+    baseline: str | None = None,
+    run: str | None = None,
+    measure: str | None = None,
+    annotate: int = 3,
+    query_labels: bool | None = None,
+    columns: Mapping[str, str] | None = None,
+    ax: Axes | None = None,
+    title: str | None = None,
+) -> Axes:
+    """Per-query differences against a baseline, sorted: wins above, losses below.
+
+    Parameters
+    ----------
+    per_query
+        ``evaluate(..., per_query=True)`` (``run, query_id, measure, value``) or a
+        comparison from :func:`~searcheval_frames.compare` (its paired
+        per-query scores are used).
+    baseline
+        Reference run (default: the comparison's baseline, or the first run).
+    run
+        Run compared to the baseline (default: the only other run).
+    measure
+        Measure (default: the only one in the frame).
+    annotate
+        Label the ``annotate`` biggest wins and losses with their query id.
+    query_labels
+        Query ids on the x axis (default: when there are at most 40 queries).
+    columns
+        Map ``run``, ``query_id``, ``measure``, ``value`` to your column names.
+    ax, title
+        As for :func:`pr_curve`.
+
+    Returns
+    -------
+    matplotlib.axes.Axes
+        One bar per query in ``ax.containers[0]`` (blue = win, vermillion =
+        loss, grey = tie), a summary "wins / ties / losses" in ``ax.texts``.
+        A query missing from one of the two runs scores 0 there (warned).
+
+    Examples
+    --------
+    >>> import polars as pl, searcheval_frames as sef
+    >>> pq = pl.DataFrame({"run": ["a"] * 3 + ["b"] * 3, "query_id": ["1", "2", "3"] * 2,
+    ...                    "measure": "AP", "value": [0.2, 0.5, 0.4, 0.6, 0.3, 0.4]})
+    >>> ax = sef.per_query_delta(pq, baseline="a")
+    >>> [float(round(b.get_height(), 2)) for b in ax.containers[0]]
+    [0.4, 0.0, -0.2]
+    """
+    df = _per_query(per_query, columns, "per_query")
+    all_runs = df.get_column("run").unique(maintain_order=True).to_list()
+    if baseline is None and _is_comparison(per_query) and getattr(per_query, "baselines", None):
+        baseline = per_query.baselines[0]
+    base = baseline if baseline is not None else all_runs[0]
+    if base not in all_runs:
+        raise SearchEvalError(f"baseline={base!r} is not a run of per_query; runs: {all_runs}")
+    other = _one([r for r in all_runs if r != base], run, "run", "per_query")
+    meas = _one(df.get_column("measure").unique(maintain_order=True).to_list(), measure,
+                "measure", "per_query")
+    sub = df.filter(pl.col("measure") == meas)
+    a = sub.filter(pl.col("run") == other).select("query_id", pl.col("value").alias("_x"))
+    b = sub.filter(pl.col("run") == base).select("query_id", pl.col("value").alias("_y"))
+    both = a.join(b, on="query_id", how="full", coalesce=True)
+    gaps = both.filter(pl.col("_x").is_null() | pl.col("_y").is_null())
+    if gaps.height:
+        ids = gaps.get_column("query_id").sort().to_list()
+        warnings.warn(
+            f"per_query_delta: {len(ids)} query id(s) are in only one of {other!r} and "
+            f"{base!r}; the missing score counts 0 (as trec_eval -c): "
+            f"{', '.join(repr(i) for i in ids[:5])}{' ...' if len(ids) > 5 else ''}",
+            SearchEvalWarning,
+            stacklevel=2,
+        )
+    d = (
+        both.with_columns(pl.col("_x", "_y").fill_null(0.0))
+        .with_columns((pl.col("_x") - pl.col("_y")).alias("delta"))
+        .sort(["delta", "query_id"], descending=[True, False])
+    )
+    delta = d.get_column("delta").to_numpy()
+    qids = d.get_column("query_id").to_list()
+    tol = 1e-9
+    colors = np.where(delta > tol, WIN, np.where(delta < -tol, LOSS, TIE))
+    ax = _axes(ax, None)
+    _style(ax, grid="y")
+    x = np.arange(len(delta))
+    ax.bar(x, delta, width=0.8, color=list(colors), zorder=3, label="_nolegend_")
+    ax.axhline(0.0, color="#333333", linewidth=0.8, zorder=4)
+    wins, losses = int((delta > tol).sum()), int((delta < -tol).sum())
+    ties = len(delta) - wins - losses
+    mean = float(delta.mean())
+    span = float(np.abs(delta).max()) if len(delta) else 0.0
+    span = span if span > 0 else 1.0
+    ax.set_ylim(-span * 1.3, span * 1.3)
+    ax.set_xlim(-0.7, len(delta) - 0.3)
+    ax.text(
+        0.99, 0.98,
+        f"wins {wins} · ties {ties} · losses {losses}\nmean Δ {_fmt_signed(mean, 3)}",
+        transform=ax.transAxes, ha="right", va="top", fontsize=NOTE_SIZE + 1,
+        bbox=dict(boxstyle="round,pad=0.3", facecolor="white", edgecolor="#cccccc", alpha=0.9),
+        zorder=6,
+    )
+    if annotate:
+        idx = [i for i in range(min(annotate, wins))] + [
+            len(delta) - 1 - i for i in range(min(annotate, losses))
+        ]
+        for i in idx:
+            up = delta[i] > 0
+            ax.annotate(qids[i], (x[i], delta[i]), xytext=(0, 3 if up else -3),
+                        textcoords="offset points", ha="center", va="bottom" if up else "top",
+                        fontsize=NOTE_SIZE - 1, rotation=90, zorder=5)
+    show = query_labels if query_labels is not None else len(delta) <= 40
+    if show:
+        ax.set_xticks(x, qids, rotation=90, fontsize=NOTE_SIZE - 1)
+        ax.set_xlabel("query (sorted by Δ)", fontsize=LABEL_SIZE)
+    else:
+        ax.set_xticks([])
+        ax.set_xlabel(f"{len(delta)} queries, sorted by Δ", fontsize=LABEL_SIZE)
+    ax.set_ylabel(f"Δ {meas}", fontsize=LABEL_SIZE)
+    _title(ax, title, f"{meas}: {other} − {base}, per query")
+    return ax
+
+
+# --------------------------------------------------------------------------- distribution
+def metric_distribution(
+    per_query: Any,
+    *,
+    measure: str | None = None,
+    runs: Sequence[str] | None = None,
+    kind: Literal["box", "strip", "both"] = "both",
+    show_means: bool = True,
+    seed: int = 0,
+    columns: Mapping[str, str] | None = None,
+    ax: Axes | None = None,
+    title: str | None = None,
+    colors: Mapping[str, str] | Sequence[str] | None = None,
+) -> Axes:
+    """Per-query distribution of one measure for each run (box, strip, or both).
+
+    Parameters
+    ----------
+    per_query
+        ``evaluate(..., per_query=True)`` or a comparison (its per-query scores).
+    measure
+        Measure to draw (default: the only one in the frame).
+    runs
+        Runs to draw, in this order.
+    kind
+        ``"box"`` (median, quartiles, whiskers at 1.5 IQR), ``"strip"`` (one
+        jittered dot per query) or ``"both"`` (default).
+    show_means
+        Mark the mean (the number tables report) with a white diamond.
+    seed
+        Seed of the horizontal jitter of the strip (drawings are reproducible).
+    columns, ax, title, colors
+        As for :func:`per_query_delta` and :func:`pr_curve`.
+
+    Returns
+    -------
+    matplotlib.axes.Axes
+        x tick labels are the runs; strips are one ``PathCollection`` per run
+        (label = run name), means one more (label ``"mean"``).
+
+    Examples
+    --------
+    >>> import polars as pl, searcheval_frames as sef
+    >>> pq = pl.DataFrame({"run": ["a"] * 3 + ["b"] * 3, "query_id": ["1", "2", "3"] * 2,
+    ...                    "measure": "AP", "value": [0.2, 0.5, 0.4, 0.6, 0.3, 0.4]})
+    >>> ax = sef.metric_distribution(pq)
+    >>> [t.get_text() for t in ax.get_xticklabels()]
+    ['a', 'b']
+    """
+    if kind not in ("box", "strip", "both"):
+        raise SearchEvalError(f"kind={kind!r}: use 'box', 'strip' or 'both'")
+    df = _per_query(per_query, columns, "per_query")
+    meas = _one(df.get_column("measure").unique(maintain_order=True).to_list(), measure,
+                "measure", "per_query")
+    sub = df.filter(pl.col("measure") == meas)
+    names = _select_runs(sub, runs, "per_query")
+    col = _colors(sub.get_column("run").unique(maintain_order=True).to_list(), colors)
+    data = [sub.filter(pl.col("run") == n).get_column("value").to_numpy() for n in names]
+    ax = _axes(ax, None)
+    _style(ax, grid="y")
+    pos = np.arange(1, len(names) + 1)
+    if kind in ("box", "both"):
+        box = ax.boxplot(
+            data, positions=pos, widths=0.55, patch_artist=True, showfliers=kind == "box",
+            medianprops=dict(color="#222222", linewidth=1.5),
+            whiskerprops=dict(color="#555555"), capprops=dict(color="#555555"),
+            flierprops=dict(marker="o", markersize=3, markerfacecolor="#777777",
+                            markeredgecolor="none"),
+            zorder=2,
+        )
+        for patch, n in zip(box["boxes"], names, strict=True):
+            patch.set_facecolor(col[n])
+            patch.set_alpha(0.35 if kind == "both" else 0.7)
+            patch.set_edgecolor("#444444")
+    if kind in ("strip", "both"):
+        rng = np.random.default_rng(seed)
+        for p, n, vals in zip(pos, names, data, strict=True):
+            jitter = rng.uniform(-0.17, 0.17, size=len(vals))
+            ax.scatter(p + jitter, vals, s=12, color=col[n], alpha=0.75, edgecolors="none",
+                       zorder=3, label=n)
+    if show_means:
+        ax.scatter(pos, [float(v.mean()) if len(v) else np.nan for v in data], marker="D",
+                   s=30, color="white", edgecolors="#111111", linewidths=1.0, zorder=5,
+                   label="mean")
+    ax.set_xticks(pos, names, rotation=30 if max(len(n) for n in names) > 10 else 0,
+                  ha="right" if max(len(n) for n in names) > 10 else "center")
+    values = sub.get_column("value")
+    if values.min() >= 0 and values.max() <= 1:  # type: ignore[operator]
+        ax.set_ylim(-0.03, 1.03)
+    ax.set_xlim(0.4, len(names) + 0.6)
+    ax.set_ylabel(meas, fontsize=LABEL_SIZE)
+    n_q = sub.get_column("query_id").n_unique()
+    _title(ax, title, f"{meas} per query ({n_q} queries)")
+    return ax
+
