@@ -41,6 +41,7 @@ QUERY_ID_ALIASES = (*frames.ALIASES["query_id"], "id", "_id", "num", "number", "
 QUERY_TEXT_ALIASES = ("query", "text", "title", "query_text", "question", "querytext",
                       "query_string")
 
+
 def _read_bytes(path: Path) -> bytes:
     try:
         data = path.read_bytes()
@@ -169,6 +170,7 @@ def detect_format(path: PathLike, kind: Literal["run", "qrels", "queries"] = "ru
         return "tsv"
     return "trec"
 
+
 def _paths(path: PathLike | Sequence[PathLike]) -> list[Path]:
     if isinstance(path, str | os.PathLike):
         return [Path(path)]
@@ -192,6 +194,7 @@ def _native(df: pl.DataFrame, backend: str) -> Any:
     if backend == "pandas":
         return df.to_pandas()
     raise SearchEvalError(f"backend={backend!r}: use 'polars' or 'pandas'")
+
 
 def _find(df: pl.DataFrame, canon: str, aliases: Sequence[str],
           columns: Mapping[str, str] | None, taken: set[str]) -> str | None:

@@ -60,6 +60,7 @@ def _read_table(path: Path, fmt: str) -> tuple[pl.DataFrame, int, str]:
                               "header; quote fields that contain the separator") from None
     return df, 2, "line"
 
+
 def _table_lines(path: Path, line_nos: list[int]) -> dict[int, str]:
     """Text of some lines (error path only)."""
     wanted = set(line_nos)

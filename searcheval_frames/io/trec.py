@@ -56,6 +56,7 @@ def _read_trec_run(
         return _exact_trec_run(path, _read_bytes(path)).drop("line_no"), None
     return fast
 
+
 def _read_trec_qrels(path: Path, data: bytes) -> pl.DataFrame:
     lines = _data_lines(_lines(data, path))
     df = _split_fields(lines, 4)
