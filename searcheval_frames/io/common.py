@@ -9,6 +9,7 @@ from __future__ import annotations
 import gzip
 import os
 import re
+import zlib
 from collections.abc import Mapping, Sequence
 from pathlib import Path
 from typing import Any, Literal
@@ -54,7 +55,7 @@ def _read_bytes(path: Path) -> bytes:
     if data[:2] == b"\x1f\x8b":
         try:
             data = gzip.decompress(data)
-        except (OSError, EOFError) as exc:
+        except (OSError, EOFError, zlib.error) as exc:
             raise FileFormatError(
                 f"gzip data is corrupt ({exc})", path=str(path),
                 hint="re-download or re-compress the file",
@@ -79,7 +80,7 @@ def _head_text(path: Path, n: int = 65536) -> str:
         with gzip.open(path, "rb") as gz:
             try:
                 raw = gz.read(n)
-            except (OSError, EOFError):
+            except (OSError, EOFError, zlib.error):
                 raw = b""
     if raw[:4] == b"PAR1":
         return "PAR1"
