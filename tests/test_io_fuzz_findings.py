@@ -25,3 +25,24 @@ def test_corrupt_deflate_data_is_a_file_format_error(tmp_path, name):
         with pytest.raises(FileFormatError, match="gzip data is corrupt") as info:
             read(path)
         assert info.value.path == str(path)
+
+
+@pytest.mark.parametrize("gz", [False, True])
+def test_a_utf8_bom_is_not_part_of_the_first_query_id(tmp_path, gz):
+    """A leading UTF-8 BOM became part of the first query id ('\\ufeff1'): a silent
+    mismatch with the other file's '1'."""
+    def put(name, text):
+        data = b"\xef\xbb\xbf" + text.encode()
+        path = tmp_path / (name + (".gz" if gz else ""))
+        path.write_bytes(gzip.compress(data) if gz else data)
+        return path
+
+    run = sef.read_run(put("r.run", "1 Q0 d1 1 2.5 bm25\n1 Q0 d2 2 1.5 bm25\n"))
+    assert run["query_id"].to_list() == ["1", "1"]
+    exact = sef.read_run(put("r2.run", "1 Q0 d1 1 2.5 bm25\n# comment\n"))  # exact reader
+    assert exact["query_id"].to_list() == ["1"]
+    assert sef.read_qrels(put("q.txt", "1 0 d1 1\n"))["query_id"].to_list() == ["1"]
+    assert sef.read_queries(put("q.tsv", "1\thello\n"))["query_id"].to_list() == ["1"]
+    assert sef.read_qrels(put("q.csv", "qid,docno,rel\n1,d1,1\n"))["query_id"].to_list() == ["1"]
+    jl = sef.read_qrels(put("q.jsonl", '{"query_id": "1", "doc_id": "d1", "relevance": 1}\n'))
+    assert jl["query_id"].to_list() == ["1"]

@@ -37,6 +37,8 @@ _EXT = {
 _NAME_EXT = (".gz", ".run", ".runs", ".txt", ".trec", ".res", ".tsv", ".csv", ".parquet",
              ".pq", ".jsonl", ".ndjson", ".json", ".qrels")
 _MAX_REPORTED = 3
+#: The UTF-8 byte order mark some editors put at the start of a text file.
+_BOM = b"\xef\xbb\xbf"
 
 QUERY_ID_ALIASES = (*frames.ALIASES["query_id"], "id", "_id", "num", "number", "qno")
 QUERY_TEXT_ALIASES = ("query", "text", "title", "query_text", "question", "querytext",
@@ -60,7 +62,7 @@ def _read_bytes(path: Path) -> bytes:
                 f"gzip data is corrupt ({exc})", path=str(path),
                 hint="re-download or re-compress the file",
             ) from None
-    return data
+    return data[3:] if data[:3] == _BOM else data
 
 
 def _check_file(path: Path) -> None:
@@ -84,6 +86,8 @@ def _head_text(path: Path, n: int = 65536) -> str:
                 raw = b""
     if raw[:4] == b"PAR1":
         return "PAR1"
+    if raw[:3] == _BOM:
+        raw = raw[3:]
     return raw.decode("utf-8", errors="replace")
 
 
