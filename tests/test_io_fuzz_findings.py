@@ -46,3 +46,42 @@ def test_a_utf8_bom_is_not_part_of_the_first_query_id(tmp_path, gz):
     assert sef.read_qrels(put("q.csv", "qid,docno,rel\n1,d1,1\n"))["query_id"].to_list() == ["1"]
     jl = sef.read_qrels(put("q.jsonl", '{"query_id": "1", "doc_id": "d1", "relevance": 1}\n'))
     assert jl["query_id"].to_list() == ["1"]
+
+
+@pytest.mark.parametrize("value", ["9223372036854775808", "99999999999999999999",
+                                   "-9223372036854775809"])
+def test_an_integer_outside_int64_is_reported_on_its_line(tmp_path, value):
+    """A rank or relevance beyond Int64 raised polars' InvalidOperationError (the cast
+    went through Float64); now a FileFormatError on that line."""
+    cases = [("r.run", f"1 Q0 d1 1 2.5 t\n1 Q0 d2 {value} 1.5 t\n", sef.read_run),
+             ("q.txt", f"1 0 d1 1\n1 0 d2 {value}\n", sef.read_qrels),
+             ("q.csv", f"qid,docno,rel\n1,d1,1\n1,d2,{value}\n", sef.read_qrels),
+             ("r.csv", f"qid,docno,score,rank\n1,d1,2,1\n1,d2,1,{value}\n", sef.read_run)]
+    for name, text, read in cases:
+        path = tmp_path / name
+        path.write_text(text)
+        with pytest.raises(FileFormatError, match="not an integer") as info:
+            read(path)
+        assert (info.value.path, info.value.line_no) == (str(path), 2 if "csv" not in name
+                                                         else 3)
+
+
+def test_integers_above_2_53_keep_their_value(tmp_path):
+    """Ranks and relevance went through Float64 and lost their last digits."""
+    big = 2 ** 53 + 1
+    run = tmp_path / "r.run"
+    run.write_text(f"1 Q0 d1 {big} 2.5 t\n1 Q0 d2 {big}.0 1.5 t\n# exact reader\n")
+    assert sef.read_run(run)["rank"].to_list() == [big, big]
+    qrels = tmp_path / "q.txt"
+    qrels.write_text(f"1 0 d1 {big}\n1 0 d2 -{big}\n")
+    assert sef.read_qrels(qrels)["relevance"].to_list() == [big, -big]
+
+
+def test_non_ascii_digits_are_not_an_integer(tmp_path):
+    """'\\u0661' (ARABIC-INDIC DIGIT ONE) matched the integer check (\\d is Unicode in
+    polars) and became a null rank or relevance."""
+    qrels = tmp_path / "q.txt"
+    qrels.write_text("1 0 d1 1\n1 0 d2 \u0661\n")
+    with pytest.raises(FileFormatError, match="not an integer") as info:
+        sef.read_qrels(qrels)
+    assert info.value.line_no == 2

@@ -150,7 +150,15 @@ def _is_number(col: str) -> pl.Expr:
     )
 
 
-_INT_RE = r"^\s*[+-]?\d+(\.0*)?\s*$"
+_INT_RE = r"^\s*[+-]?[0-9]+(\.0*)?\s*$"
+
+
+def _to_int(col: str) -> pl.Expr:
+    """An integer field (``3``, ``+3``, ``3.0``) as Int64; null when it is not one or is
+    outside the Int64 range (no detour through Float64, which rounds above 2**53)."""
+    c = pl.col(col).str.strip_chars()
+    return pl.when(c.str.contains(_INT_RE)).then(
+        c.str.replace(r"\.0*$", "").cast(pl.Int64, strict=False))
 
 
 def _dup_problems(df: pl.DataFrame, key: list[str], probs: _Problems, what: str) -> None:

@@ -15,7 +15,7 @@ import polars as pl
 from .. import frames
 from ..errors import EmptyInputError, FileFormatError, MissingColumnError
 from .common import _as_str, _find, _read_bytes
-from .lines import _INT_RE, _data_lines, _dup_problems, _is_number, _lines, _Problems
+from .lines import _data_lines, _dup_problems, _is_number, _lines, _Problems, _to_int
 
 
 def _read_table(path: Path, fmt: str) -> tuple[pl.DataFrame, int, str]:
@@ -121,12 +121,12 @@ def _table_canonical(df: pl.DataFrame, path: Path, first_line: int, label: str,
                 probs.add(bad, pl.format("the score {} is not a number",
                                          pl.col(c).fill_null("(missing)")))
             else:
-                bad = raw.filter(~pl.col(c).str.contains(_INT_RE).fill_null(False))
-                probs.add(bad, pl.format("the rank {} is not an integer",
+                bad = raw.filter(_to_int(c).is_null())
+                probs.add(bad, pl.format("the rank {} is not an integer (in the Int64 range)",
                                          pl.col(c).fill_null("(missing)")))
     else:
-        bad = raw.filter(~pl.col("relevance").str.contains(_INT_RE).fill_null(False))
-        probs.add(bad, pl.format("the relevance {} is not an integer",
+        bad = raw.filter(_to_int("relevance").is_null())
+        probs.add(bad, pl.format("the relevance {} is not an integer (in the Int64 range)",
                                  pl.col("relevance").fill_null("(missing)")))
     if not probs.parts:
         key = (["run"] if "run" in found else []) + ["query_id", "doc_id"]
@@ -145,11 +145,11 @@ def _table_canonical(df: pl.DataFrame, path: Path, first_line: int, label: str,
             out = out.with_columns(pl.col("score").str.strip_chars().cast(pl.Float64))
         if "rank" in found:
             out = out.with_columns(
-                pl.col("rank").str.strip_chars().cast(pl.Float64).cast(pl.Int64))
+                _to_int("rank"))
         if "score" not in found:
             out = out.with_columns((-pl.col("rank").cast(pl.Float64)).alias("score"))
         out = out.rename({"run": "tag"}) if "run" in out.columns else out
     else:
         out = out.with_columns(
-            pl.col("relevance").str.strip_chars().cast(pl.Float64).cast(pl.Int64))
+            _to_int("relevance"))
     return out
