@@ -85,3 +85,42 @@ def test_non_ascii_digits_are_not_an_integer(tmp_path):
     with pytest.raises(FileFormatError, match="not an integer") as info:
         sef.read_qrels(qrels)
     assert info.value.line_no == 2
+
+
+ODD_SPACE_RUNS = [
+    # (file text, rows the exact reader gives: whitespace splits fields, junk after the tag
+    # is ignored)
+    ("1 Q0 d1 1 2.5 bm25\n1 Q0 d2 2 1.5 bm25\x0b\n", [("bm25", "d1"), ("bm25", "d2")]),
+    ("1 Q0 d1 1 2.5 bm25\x0c\n1 Q0 d2 2 1.5 bm25\x0c\n", [("bm25", "d1"), ("bm25", "d2")]),
+    ("1 Q0 d1 1 2.5 bm25\n1 Q0 d2 2 1.5 bm25\r1 Q0 d3 3 1 bm25\n",
+     [("bm25", "d1"), ("bm25", "d2")]),
+    ("1 Q0 d1 1 2.5 bm25\n1 Q0 d2 2 1.5 bm25\tx\n", [("bm25", "d1"), ("bm25", "d2")]),
+    ("1 Q0 d1\x0b 1 2.5 bm25\n", [("bm25", "d1")]),
+    ("1 Q0 d1\u00a0 1 2.5 bm25\n", [("bm25", "d1")]),
+]
+
+
+@pytest.mark.parametrize("gz", [False, True])
+@pytest.mark.parametrize(("text", "rows"), ODD_SPACE_RUNS)
+def test_fast_run_reader_splits_fields_like_the_exact_reader(tmp_path, gz, text, rows):
+    """The fast readers split at single spaces only: a VT, FF, lone CR, tab or NBSP kept
+    inside a field made 'bm25\\x0b' another run, 'd1\\x0b' another document, and (gzip,
+    pyarrow) a lone CR a new line; the same file with a comment line (exact reader) was
+    read otherwise."""
+    data = text.encode()
+    path = tmp_path / ("r.run.gz" if gz else "r.run")
+    path.write_bytes(gzip.compress(data) if gz else data)
+    assert sef.read_run(path).select("run", "doc_id").rows() == rows
+    path.write_bytes(gzip.compress(b"# c\n" + data) if gz else b"# c\n" + data)
+    assert sef.read_run(path).select("run", "doc_id").rows() == rows
+
+
+@pytest.mark.parametrize("text", ["1 Q0\x0bx d1 1 2.5 bm25\n", "1\tQ0 x\td1\t1\t2.5\tbm25\n"])
+def test_whitespace_in_the_iter_column_shifts_the_fields(tmp_path, text):
+    """The iter column was not checked: 'Q0<VT>x' is two fields for the exact reader, so
+    the rank is 'd1' and the line is malformed; the fast reader accepted it."""
+    path = tmp_path / "r.run"
+    path.write_text(text)
+    with pytest.raises(FileFormatError, match="rank") as info:
+        sef.read_run(path)
+    assert info.value.line_no == 1
