@@ -3,12 +3,13 @@
 from __future__ import annotations
 
 import gzip
+import re
 import zlib
 
 import pytest
 
 import searcheval_frames as sef
-from searcheval_frames.errors import FileFormatError
+from searcheval_frames.errors import EmptyInputError, FileFormatError
 
 
 @pytest.mark.parametrize("name", ["r.run", "r.run.gz"])
@@ -124,3 +125,19 @@ def test_whitespace_in_the_iter_column_shifts_the_fields(tmp_path, text):
     with pytest.raises(FileFormatError, match="rank") as info:
         sef.read_run(path)
     assert info.value.line_no == 1
+
+
+@pytest.mark.parametrize(("name", "read"), [
+    ("q.csv", sef.read_qrels), ("r.tsv", sef.read_run), ("r.jsonl", sef.read_run),
+    ("q.tsv", sef.read_queries), ("q.csv", sef.read_queries)])
+@pytest.mark.parametrize("text", ["", "\n", "# only a comment\n"])
+def test_an_empty_file_is_an_empty_input_error(tmp_path, name, read, text):
+    """An empty CSV/TSV/JSONL raised polars' NoDataError or ComputeError, and an empty
+    headerless query file gave an empty frame."""
+    if text.startswith("#") and not name.startswith("q.tsv"):
+        return  # (a comment line is data in CSV and JSON Lines)
+    path = tmp_path / name
+    path.write_text(text)
+    fmt = {"csv": "csv", "tsv": "tsv", "jsonl": "jsonl"}[name.split(".")[1]]
+    with pytest.raises(EmptyInputError, match=re.escape(name)):
+        read(path, format=fmt)

@@ -143,6 +143,9 @@ def _read_headerless_tsv(path: Path) -> pl.DataFrame:
                   pl.format("duplicate query id {} (first on line {})", pl.col("query_id"),
                             pl.col("_first")))
     probs.raise_if_any()
+    if df.height == 0:
+        raise EmptyInputError(f"{path}: the query file has no queries (only comments or "
+                              "blank lines)")
     return df.select(pl.col("query_id").str.strip_chars(), pl.col("query"))
 
 

@@ -27,6 +27,8 @@ def _read_table(path: Path, fmt: str) -> tuple[pl.DataFrame, int, str]:
             raise FileFormatError(f"cannot read Parquet: {exc}", path=str(path),  # noqa: B904
                                   hint="check that the file is Parquet or pass format=")
     data = _read_bytes(path)
+    if not data.strip():
+        raise EmptyInputError(f"{path}: the file is empty (or only whitespace)")
     if fmt == "jsonl":
         lines = _data_lines(_lines(data, path)) if data else pl.DataFrame()
         if data.lstrip()[:1] == b"[":
