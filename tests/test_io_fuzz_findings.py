@@ -141,3 +141,21 @@ def test_an_empty_file_is_an_empty_input_error(tmp_path, name, read, text):
     fmt = {"csv": "csv", "tsv": "tsv", "jsonl": "jsonl"}[name.split(".")[1]]
     with pytest.raises(EmptyInputError, match=re.escape(name)):
         read(path, format=fmt)
+
+
+@pytest.mark.parametrize(("name", "fmt", "read", "data"), [
+    ("q.csv", "csv", sef.read_qrels, b"qid,docno,rel\n1,d1,1\n\x80,d2,0\n"),
+    ("q.csv", "csv", sef.read_qrels, b"qid,docno,rel\n1,d1,1\n1,d2\x80,0\n"),
+    ("r.tsv", "tsv", sef.read_run, b"qid\tdocno\tscore\n1\td1\t1\n1\t\xffd2\t0\n"),
+    ("q.tsv", "tsv", sef.read_queries, b"1\thello\n2\tw\xe9lt\n"),
+    ("t.txt", "trec", sef.read_queries, b"<top>\n<num> 1\n<title> hi\n</top>\n<top>\n"
+                                         b"<num> 2\n<title> w\xe9lt\n</top>\n"),
+])
+def test_non_utf8_text_is_reported_on_its_line(tmp_path, name, fmt, read, data):
+    """CSV/TSV said 'cannot parse CSV: invalid utf-8 sequence' without a line (or, in a
+    header, read no rows), and TREC topic files replaced the bytes with U+FFFD silently."""
+    path = tmp_path / name
+    path.write_bytes(data)
+    with pytest.raises(FileFormatError, match="not UTF-8") as info:
+        read(path, format=fmt)
+    assert info.value.line_no == data.count(b"\n", 0, re.search(rb"[\x80-\xff]", data).start()) + 1

@@ -53,6 +53,19 @@ def _lines(data: bytes, path: Path) -> pl.DataFrame:
     return pl.DataFrame({"line_no": pl.int_range(1, n + 1, eager=True), "text": text})
 
 
+def _check_utf8(data: bytes, path: Path) -> None:
+    """Raise a FileFormatError naming the first line that is not UTF-8."""
+    try:
+        data.decode("utf-8")
+    except UnicodeDecodeError:
+        no, line = _first_non_utf8_line(data)
+        raise FileFormatError(
+            "the file is not UTF-8 text", path=str(path), line_no=no, line=line,
+            hint="convert it with `iconv -f latin1 -t utf-8` (or the file is binary: "
+                 "pass format='parquet' for Parquet)",
+        ) from None
+
+
 def _first_non_utf8_line(data: bytes) -> tuple[int, str]:
     for i, raw in enumerate(data.split(b"\n"), start=1):
         try:

@@ -25,7 +25,7 @@ from .common import (
     _read_bytes,
     detect_format,
 )
-from .lines import _data_lines, _lines, _Problems
+from .lines import _check_utf8, _data_lines, _lines, _Problems
 from .tables import _read_table
 
 
@@ -101,7 +101,9 @@ def _topic_fields(body: str) -> dict[str, str]:
 
 
 def _read_topics(path: Path) -> pl.DataFrame:
-    text = _read_bytes(path).decode("utf-8", errors="replace")
+    data = _read_bytes(path)
+    _check_utf8(data, path)
+    text = data.decode("utf-8")
     rows: list[dict[str, str]] = []
     for m in _TOPIC_XML_RE.finditer(text):
         attrs = dict(re.findall(r'(\w+)\s*=\s*"([^"]*)"', m.group(1)))

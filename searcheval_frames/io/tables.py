@@ -15,7 +15,7 @@ import polars as pl
 from .. import frames
 from ..errors import EmptyInputError, FileFormatError, MissingColumnError
 from .common import _as_str, _find, _read_bytes
-from .lines import _data_lines, _dup_problems, _is_number, _lines, _Problems, _to_int
+from .lines import _check_utf8, _data_lines, _dup_problems, _is_number, _lines, _Problems, _to_int
 
 
 def _read_table(path: Path, fmt: str) -> tuple[pl.DataFrame, int, str]:
@@ -29,6 +29,7 @@ def _read_table(path: Path, fmt: str) -> tuple[pl.DataFrame, int, str]:
     data = _read_bytes(path)
     if not data.strip():
         raise EmptyInputError(f"{path}: the file is empty (or only whitespace)")
+    _check_utf8(data, path)  # (polars names no line)
     if fmt == "jsonl":
         lines = _data_lines(_lines(data, path)) if data else pl.DataFrame()
         if data.lstrip()[:1] == b"[":
