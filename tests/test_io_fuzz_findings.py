@@ -159,3 +159,27 @@ def test_non_utf8_text_is_reported_on_its_line(tmp_path, name, fmt, read, data):
     with pytest.raises(FileFormatError, match="not UTF-8") as info:
         read(path, format=fmt)
     assert info.value.line_no == data.count(b"\n", 0, re.search(rb"[\x80-\xff]", data).start()) + 1
+
+
+@pytest.mark.parametrize("first", ["1\tnumber of planets", "1\twhat is the id of bm25",
+                                   "1\tquery text title"])
+def test_a_headerless_query_file_whose_first_text_has_a_column_word(tmp_path, first):
+    """The header test split the whole first line into words, so a first query such as
+    'number of planets' made the line a header: the file then failed with 'no column for
+    query' (or lost its first query)."""
+    path = tmp_path / "q.tsv"
+    path.write_text(first + "\n2\tsecond\n")
+    assert sef.read_queries(path).rows() == [("1", first.split("\t")[1]), ("2", "second")]
+
+
+@pytest.mark.parametrize("header", ["qid\tquery", "id\ttext", "query_id\tquestion_text",
+                                    "text\tid", "\"qid\"\t\"title\""])
+def test_query_file_headers_are_still_headers(tmp_path, header):
+    path = tmp_path / "q.tsv"
+    path.write_text(header + "\n1\thello\n")
+    if header == "query_id\tquestion_text":  # a header whose text column is not known
+        assert sef.read_queries(path, columns={"query": "question_text"}).rows() == [
+            ("1", "hello")]
+        return
+    df = sef.read_queries(path)
+    assert df.height == 1

@@ -20,7 +20,6 @@ from .common import (
     _find,
     _first_data_line,
     _head_text,
-    _looks_like_header,
     _native,
     _read_bytes,
     detect_format,
@@ -151,6 +150,16 @@ def _read_headerless_tsv(path: Path) -> pl.DataFrame:
     return df.select(pl.col("query_id").str.strip_chars(), pl.col("query"))
 
 
+def _query_tsv_header(line: str) -> bool:
+    """Whether the first line of a TSV query file is a header row: its first field names
+    an id column, or its fields name both an id and a text column. (Whole fields: a query
+    text holding the word 'number' or 'id' does not make a header.)"""
+    fields = [f.strip().strip('"').strip("'").lower() for f in line.split("\t")]
+    return fields[0] in QUERY_ID_ALIASES or (
+        any(f in QUERY_ID_ALIASES for f in fields) and any(f in QUERY_TEXT_ALIASES
+                                                           for f in fields))
+
+
 def read_queries(
     path: PathLike,
     *,
@@ -194,9 +203,7 @@ def read_queries(
     fmt = format or detect_format(p, "queries")
     if fmt == "trec":
         df = _read_topics(p)
-    elif fmt == "tsv" and not _looks_like_header(
-        _first_data_line(_head_text(p)) or "", QUERY_ID_ALIASES
-    ):
+    elif fmt == "tsv" and not _query_tsv_header(_first_data_line(_head_text(p)) or ""):
         df = _read_headerless_tsv(p)
     else:
         table, first, label = _read_table(p, fmt)
