@@ -183,3 +183,24 @@ def test_query_file_headers_are_still_headers(tmp_path, header):
         return
     df = sef.read_queries(path)
     assert df.height == 1
+
+
+def test_topic_errors_name_the_line_and_duplicate_topics_are_reported(tmp_path):
+    """A topic without <num> was reported without a line, and two topics with the same
+    number were both returned (a duplicate query id, where every other query reader
+    reports one)."""
+    path = tmp_path / "t.txt"
+    path.write_text("<top>\n<num> Number: 1\n<title> a\n</top>\n\n<top>\n<title> b\n</top>\n")
+    with pytest.raises(FileFormatError, match="has no <num>") as info:
+        sef.read_queries(path, format="trec")
+    assert info.value.line_no == 6
+    path.write_text("<top>\n<num> Number: 1\n<title> a\n</top>\n<top>\n<num> Number: 1\n"
+                    "<title> b\n</top>\n")
+    with pytest.raises(FileFormatError, match=r"duplicate query id '1'.*line 1") as info:
+        sef.read_queries(path, format="trec")
+    assert info.value.line_no == 5
+    path.write_text('<topic number="7"><query>a</query></topic>\n'
+                    '<topic number="7"><query>b</query></topic>\n')
+    with pytest.raises(FileFormatError, match="duplicate query id '7'") as info:
+        sef.read_queries(path, format="trec")
+    assert info.value.line_no == 2

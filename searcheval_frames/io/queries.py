@@ -104,7 +104,9 @@ def _read_topics(path: Path) -> pl.DataFrame:
     _check_utf8(data, path)
     text = data.decode("utf-8")
     rows: list[dict[str, str]] = []
+    starts: list[int] = []  # where each topic starts in the text
     for m in _TOPIC_XML_RE.finditer(text):
+        starts.append(m.start())
         attrs = dict(re.findall(r'(\w+)\s*=\s*"([^"]*)"', m.group(1)))
         fields = _topic_fields(m.group(2))
         if "number" in attrs:
@@ -112,6 +114,7 @@ def _read_topics(path: Path) -> pl.DataFrame:
         rows.append({**{k: v for k, v in attrs.items()}, **fields})
     if not rows:
         for m in _TOPIC_RE.finditer(text):
+            starts.append(m.start())
             rows.append(_topic_fields(m.group(1)))
     if not rows:
         raise FileFormatError("no <top>...</top> topics found", path=str(path),
@@ -119,10 +122,20 @@ def _read_topics(path: Path) -> pl.DataFrame:
                                    "<title>query</title></top>; for qid<TAB>text pass "
                                    "format='tsv'")
     renamed = [{_TOPIC_COLUMNS.get(k, k): v for k, v in r.items()} for r in rows]
+    lines = text.split("\n")
+    first: dict[str, int] = {}
     for i, r in enumerate(renamed, start=1):
+        no = text.count("\n", 0, starts[i - 1]) + 1
         if not r.get("query_id"):
             raise FileFormatError(f"topic number {i} has no <num>", path=str(path),
-                                  line=str(rows[i - 1])[:200], hint="give every topic a <num>")
+                                  line_no=no, line=lines[no - 1],
+                                  hint="give every topic a <num>")
+        if r["query_id"] in first:
+            raise FileFormatError(
+                f"duplicate query id {r['query_id']!r}: topic number {i} has the number of "
+                f"the topic on line {first[r['query_id']]}", path=str(path), line_no=no,
+                line=lines[no - 1], hint="give every topic its own <num>")
+        first[r["query_id"]] = no
     df = pl.DataFrame(renamed, infer_schema_length=None)
     if "query" not in df.columns:
         df = df.with_columns(pl.lit("").alias("query"))
