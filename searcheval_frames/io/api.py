@@ -172,6 +172,7 @@ def _read_one_run(
     table, first, label = _read_table(p, fmt)
     return _table_canonical(table, p, first, label, fmt, "run", columns), None
 
+
 def read_qrels(
     path: PathLike | Sequence[PathLike],
     *,

@@ -9,6 +9,7 @@ from __future__ import annotations
 import gzip
 import os
 import re
+import zlib
 from collections.abc import Mapping, Sequence
 from pathlib import Path
 from typing import Any, Literal
@@ -36,10 +37,13 @@ _EXT = {
 _NAME_EXT = (".gz", ".run", ".runs", ".txt", ".trec", ".res", ".tsv", ".csv", ".parquet",
              ".pq", ".jsonl", ".ndjson", ".json", ".qrels")
 _MAX_REPORTED = 3
+#: The UTF-8 byte order mark some editors put at the start of a text file.
+_BOM = b"\xef\xbb\xbf"
 
 QUERY_ID_ALIASES = (*frames.ALIASES["query_id"], "id", "_id", "num", "number", "qno")
 QUERY_TEXT_ALIASES = ("query", "text", "title", "query_text", "question", "querytext",
                       "query_string")
+
 
 def _read_bytes(path: Path) -> bytes:
     try:
@@ -53,12 +57,12 @@ def _read_bytes(path: Path) -> bytes:
     if data[:2] == b"\x1f\x8b":
         try:
             data = gzip.decompress(data)
-        except (OSError, EOFError) as exc:
+        except (OSError, EOFError, zlib.error) as exc:
             raise FileFormatError(
                 f"gzip data is corrupt ({exc})", path=str(path),
                 hint="re-download or re-compress the file",
             ) from None
-    return data
+    return data[3:] if data[:3] == _BOM else data
 
 
 def _check_file(path: Path) -> None:
@@ -78,10 +82,12 @@ def _head_text(path: Path, n: int = 65536) -> str:
         with gzip.open(path, "rb") as gz:
             try:
                 raw = gz.read(n)
-            except (OSError, EOFError):
+            except (OSError, EOFError, zlib.error):
                 raw = b""
     if raw[:4] == b"PAR1":
         return "PAR1"
+    if raw[:3] == _BOM:
+        raw = raw[3:]
     return raw.decode("utf-8", errors="replace")
 
 
@@ -169,6 +175,7 @@ def detect_format(path: PathLike, kind: Literal["run", "qrels", "queries"] = "ru
         return "tsv"
     return "trec"
 
+
 def _paths(path: PathLike | Sequence[PathLike]) -> list[Path]:
     if isinstance(path, str | os.PathLike):
         return [Path(path)]
@@ -192,6 +199,7 @@ def _native(df: pl.DataFrame, backend: str) -> Any:
     if backend == "pandas":
         return df.to_pandas()
     raise SearchEvalError(f"backend={backend!r}: use 'polars' or 'pandas'")
+
 
 def _find(df: pl.DataFrame, canon: str, aliases: Sequence[str],
           columns: Mapping[str, str] | None, taken: set[str]) -> str | None:

@@ -53,6 +53,19 @@ def _lines(data: bytes, path: Path) -> pl.DataFrame:
     return pl.DataFrame({"line_no": pl.int_range(1, n + 1, eager=True), "text": text})
 
 
+def _check_utf8(data: bytes, path: Path) -> None:
+    """Raise a FileFormatError naming the first line that is not UTF-8."""
+    try:
+        data.decode("utf-8")
+    except UnicodeDecodeError:
+        no, line = _first_non_utf8_line(data)
+        raise FileFormatError(
+            "the file is not UTF-8 text", path=str(path), line_no=no, line=line,
+            hint="convert it with `iconv -f latin1 -t utf-8` (or the file is binary: "
+                 "pass format='parquet' for Parquet)",
+        ) from None
+
+
 def _first_non_utf8_line(data: bytes) -> tuple[int, str]:
     for i, raw in enumerate(data.split(b"\n"), start=1):
         try:
@@ -150,7 +163,15 @@ def _is_number(col: str) -> pl.Expr:
     )
 
 
-_INT_RE = r"^\s*[+-]?\d+(\.0*)?\s*$"
+_INT_RE = r"^\s*[+-]?[0-9]+(\.0*)?\s*$"
+
+
+def _to_int(col: str) -> pl.Expr:
+    """An integer field (``3``, ``+3``, ``3.0``) as Int64; null when it is not one or is
+    outside the Int64 range (no detour through Float64, which rounds above 2**53)."""
+    c = pl.col(col).str.strip_chars()
+    return pl.when(c.str.contains(_INT_RE)).then(
+        c.str.replace(r"\.0*$", "").cast(pl.Int64, strict=False))
 
 
 def _dup_problems(df: pl.DataFrame, key: list[str], probs: _Problems, what: str) -> None:

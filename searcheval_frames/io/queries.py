@@ -20,12 +20,11 @@ from .common import (
     _find,
     _first_data_line,
     _head_text,
-    _looks_like_header,
     _native,
     _read_bytes,
     detect_format,
 )
-from .lines import _data_lines, _lines, _Problems
+from .lines import _check_utf8, _data_lines, _lines, _Problems
 from .tables import _read_table
 
 
@@ -101,9 +100,13 @@ def _topic_fields(body: str) -> dict[str, str]:
 
 
 def _read_topics(path: Path) -> pl.DataFrame:
-    text = _read_bytes(path).decode("utf-8", errors="replace")
+    data = _read_bytes(path)
+    _check_utf8(data, path)
+    text = data.decode("utf-8")
     rows: list[dict[str, str]] = []
+    starts: list[int] = []  # where each topic starts in the text
     for m in _TOPIC_XML_RE.finditer(text):
+        starts.append(m.start())
         attrs = dict(re.findall(r'(\w+)\s*=\s*"([^"]*)"', m.group(1)))
         fields = _topic_fields(m.group(2))
         if "number" in attrs:
@@ -111,6 +114,7 @@ def _read_topics(path: Path) -> pl.DataFrame:
         rows.append({**{k: v for k, v in attrs.items()}, **fields})
     if not rows:
         for m in _TOPIC_RE.finditer(text):
+            starts.append(m.start())
             rows.append(_topic_fields(m.group(1)))
     if not rows:
         raise FileFormatError("no <top>...</top> topics found", path=str(path),
@@ -118,10 +122,20 @@ def _read_topics(path: Path) -> pl.DataFrame:
                                    "<title>query</title></top>; for qid<TAB>text pass "
                                    "format='tsv'")
     renamed = [{_TOPIC_COLUMNS.get(k, k): v for k, v in r.items()} for r in rows]
+    lines = text.split("\n")
+    first: dict[str, int] = {}
     for i, r in enumerate(renamed, start=1):
+        no = text.count("\n", 0, starts[i - 1]) + 1
         if not r.get("query_id"):
             raise FileFormatError(f"topic number {i} has no <num>", path=str(path),
-                                  line=str(rows[i - 1])[:200], hint="give every topic a <num>")
+                                  line_no=no, line=lines[no - 1],
+                                  hint="give every topic a <num>")
+        if r["query_id"] in first:
+            raise FileFormatError(
+                f"duplicate query id {r['query_id']!r}: topic number {i} has the number of "
+                f"the topic on line {first[r['query_id']]}", path=str(path), line_no=no,
+                line=lines[no - 1], hint="give every topic its own <num>")
+        first[r["query_id"]] = no
     df = pl.DataFrame(renamed, infer_schema_length=None)
     if "query" not in df.columns:
         df = df.with_columns(pl.lit("").alias("query"))
@@ -143,7 +157,20 @@ def _read_headerless_tsv(path: Path) -> pl.DataFrame:
                   pl.format("duplicate query id {} (first on line {})", pl.col("query_id"),
                             pl.col("_first")))
     probs.raise_if_any()
+    if df.height == 0:
+        raise EmptyInputError(f"{path}: the query file has no queries (only comments or "
+                              "blank lines)")
     return df.select(pl.col("query_id").str.strip_chars(), pl.col("query"))
+
+
+def _query_tsv_header(line: str) -> bool:
+    """Whether the first line of a TSV query file is a header row: its first field names
+    an id column, or its fields name both an id and a text column. (Whole fields: a query
+    text holding the word 'number' or 'id' does not make a header.)"""
+    fields = [f.strip().strip('"').strip("'").lower() for f in line.split("\t")]
+    return fields[0] in QUERY_ID_ALIASES or (
+        any(f in QUERY_ID_ALIASES for f in fields) and any(f in QUERY_TEXT_ALIASES
+                                                           for f in fields))
 
 
 def read_queries(
@@ -189,9 +216,7 @@ def read_queries(
     fmt = format or detect_format(p, "queries")
     if fmt == "trec":
         df = _read_topics(p)
-    elif fmt == "tsv" and not _looks_like_header(
-        _first_data_line(_head_text(p)) or "", QUERY_ID_ALIASES
-    ):
+    elif fmt == "tsv" and not _query_tsv_header(_first_data_line(_head_text(p)) or ""):
         df = _read_headerless_tsv(p)
     else:
         table, first, label = _read_table(p, fmt)

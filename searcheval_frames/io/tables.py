@@ -15,7 +15,7 @@ import polars as pl
 from .. import frames
 from ..errors import EmptyInputError, FileFormatError, MissingColumnError
 from .common import _as_str, _find, _read_bytes
-from .lines import _INT_RE, _data_lines, _dup_problems, _is_number, _lines, _Problems
+from .lines import _check_utf8, _data_lines, _dup_problems, _is_number, _lines, _Problems, _to_int
 
 
 def _read_table(path: Path, fmt: str) -> tuple[pl.DataFrame, int, str]:
@@ -27,6 +27,9 @@ def _read_table(path: Path, fmt: str) -> tuple[pl.DataFrame, int, str]:
             raise FileFormatError(f"cannot read Parquet: {exc}", path=str(path),  # noqa: B904
                                   hint="check that the file is Parquet or pass format=")
     data = _read_bytes(path)
+    if not data.strip():
+        raise EmptyInputError(f"{path}: the file is empty (or only whitespace)")
+    _check_utf8(data, path)  # (polars names no line)
     if fmt == "jsonl":
         lines = _data_lines(_lines(data, path)) if data else pl.DataFrame()
         if data.lstrip()[:1] == b"[":
@@ -59,6 +62,7 @@ def _read_table(path: Path, fmt: str) -> tuple[pl.DataFrame, int, str]:
                               path=str(path), hint="every row needs as many fields as the "
                               "header; quote fields that contain the separator") from None
     return df, 2, "line"
+
 
 def _table_lines(path: Path, line_nos: list[int]) -> dict[int, str]:
     """Text of some lines (error path only)."""
@@ -120,12 +124,12 @@ def _table_canonical(df: pl.DataFrame, path: Path, first_line: int, label: str,
                 probs.add(bad, pl.format("the score {} is not a number",
                                          pl.col(c).fill_null("(missing)")))
             else:
-                bad = raw.filter(~pl.col(c).str.contains(_INT_RE).fill_null(False))
-                probs.add(bad, pl.format("the rank {} is not an integer",
+                bad = raw.filter(_to_int(c).is_null())
+                probs.add(bad, pl.format("the rank {} is not an integer (in the Int64 range)",
                                          pl.col(c).fill_null("(missing)")))
     else:
-        bad = raw.filter(~pl.col("relevance").str.contains(_INT_RE).fill_null(False))
-        probs.add(bad, pl.format("the relevance {} is not an integer",
+        bad = raw.filter(_to_int("relevance").is_null())
+        probs.add(bad, pl.format("the relevance {} is not an integer (in the Int64 range)",
                                  pl.col("relevance").fill_null("(missing)")))
     if not probs.parts:
         key = (["run"] if "run" in found else []) + ["query_id", "doc_id"]
@@ -144,11 +148,11 @@ def _table_canonical(df: pl.DataFrame, path: Path, first_line: int, label: str,
             out = out.with_columns(pl.col("score").str.strip_chars().cast(pl.Float64))
         if "rank" in found:
             out = out.with_columns(
-                pl.col("rank").str.strip_chars().cast(pl.Float64).cast(pl.Int64))
+                _to_int("rank"))
         if "score" not in found:
             out = out.with_columns((-pl.col("rank").cast(pl.Float64)).alias("score"))
         out = out.rename({"run": "tag"}) if "run" in out.columns else out
     else:
         out = out.with_columns(
-            pl.col("relevance").str.strip_chars().cast(pl.Float64).cast(pl.Int64))
+            _to_int("relevance"))
     return out

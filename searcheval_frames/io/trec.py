@@ -8,7 +8,15 @@ import polars as pl
 
 from .. import frames
 from .common import _read_bytes
-from .lines import _INT_RE, _data_lines, _dup_problems, _is_number, _lines, _Problems, _split_fields
+from .lines import (
+    _data_lines,
+    _dup_problems,
+    _is_number,
+    _lines,
+    _Problems,
+    _split_fields,
+    _to_int,
+)
 from .trec_fast import _fast_trec_run
 
 
@@ -29,8 +37,9 @@ def _exact_trec_run(path: Path, data: bytes) -> pl.DataFrame:
         probs.add(ok.filter(~_is_number("f4")), pl.format(
             "the score {} is not a number (fields: qid iter docno rank score tag)",
             pl.col("f4")))
-        probs.add(ok.filter(~pl.col("f3").str.contains(_INT_RE)), pl.format(
-            "the rank {} is not an integer (fields: qid iter docno rank score tag; are rank "
+        probs.add(ok.filter(_to_int("f3").is_null()), pl.format(
+            "the rank {} is not an integer in the Int64 range (fields: qid iter docno rank "
+            "score tag; are rank "
             "and score swapped?)", pl.col("f3")))
         if not probs.parts:
             _dup_problems(
@@ -42,7 +51,7 @@ def _exact_trec_run(path: Path, data: bytes) -> pl.DataFrame:
         pl.col("line_no"),
         pl.col("f0").alias("query_id"),
         pl.col("f2").alias("doc_id"),
-        pl.col("f3").str.strip_chars().cast(pl.Float64).cast(pl.Int64).alias("rank"),
+        _to_int("f3").alias("rank"),
         pl.col("f4").str.strip_chars().cast(pl.Float64).alias("score"),
         pl.col("f5").alias("tag"),
     )
@@ -56,6 +65,7 @@ def _read_trec_run(
         return _exact_trec_run(path, _read_bytes(path)).drop("line_no"), None
     return fast
 
+
 def _read_trec_qrels(path: Path, data: bytes) -> pl.DataFrame:
     lines = _data_lines(_lines(data, path))
     df = _split_fields(lines, 4)
@@ -65,8 +75,8 @@ def _read_trec_qrels(path: Path, data: bytes) -> pl.DataFrame:
             "wrong number of fields: expected 4 (qid iter docno relevance), found {}",
             pl.col("nf")))
         ok = df.filter(pl.col("nf") == 4)
-        probs.add(ok.filter(~pl.col("f3").str.contains(_INT_RE)), pl.format(
-            "the relevance {} is not an integer", pl.col("f3")))
+        probs.add(ok.filter(_to_int("f3").is_null()), pl.format(
+            "the relevance {} is not an integer (in the Int64 range)", pl.col("f3")))
         if not probs.parts:
             _dup_problems(ok.rename({"f0": "query_id", "f2": "doc_id"}),
                           ["query_id", "doc_id"], probs, "judgment")
@@ -74,5 +84,5 @@ def _read_trec_qrels(path: Path, data: bytes) -> pl.DataFrame:
     return df.select(
         pl.col("f0").alias("query_id"),
         pl.col("f2").alias("doc_id"),
-        pl.col("f3").str.strip_chars().cast(pl.Float64).cast(pl.Int64).alias("relevance"),
+        _to_int("f3").alias("relevance"),
     )

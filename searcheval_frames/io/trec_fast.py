@@ -6,6 +6,7 @@ reader of :mod:`.trec`, which reports the malformed lines.
 
 from __future__ import annotations
 
+import re
 from pathlib import Path
 
 import numpy as np
@@ -36,7 +37,7 @@ def _fast_trec_run(
             return None
         if parsed[1]:
             return parsed[0], parsed[2]
-        return _clean_fast_run(parsed[0], sep)
+        return _clean_fast_run(parsed[0])
     import pyarrow as pa
     import pyarrow.csv as pacsv
 
@@ -44,28 +45,37 @@ def _fast_trec_run(
     types["rank"] = pa.int64()
     types["score"] = pa.float64()
     try:
+        # decompressed in memory first: pyarrow ends a line at a lone CR too, where the
+        # exact reader (and trec_eval) see whitespace inside the line
+        buf = pa.input_stream(str(path), compression="gzip").read_buffer()
+        data = np.frombuffer(buf, dtype=np.uint8)
+        cr = np.flatnonzero(data == 13)
+        if cr.size and (cr[-1] + 1 == data.size or (data[cr + 1] != 10).any()):
+            return None
         table = pacsv.read_csv(
-            pa.input_stream(str(path), compression="gzip"),
+            pa.BufferReader(buf),
             read_options=pacsv.ReadOptions(column_names=_RUN_NAMES, block_size=1 << 24),
             parse_options=pacsv.ParseOptions(delimiter=sep, quote_char=False,
                                               ignore_empty_lines=True),
             convert_options=pacsv.ConvertOptions(
-                column_types=types, include_columns=["query_id", "doc_id", "rank", "score",
-                                                     "tag"]
+                column_types=types, include_columns=["query_id", "iter", "doc_id", "rank",
+                                                     "score", "tag"]
             ),
         )
     except (pa.ArrowInvalid, pa.ArrowTypeError, UnicodeDecodeError, OSError):
         return None
     frame = pl.from_arrow(table, rechunk=False)
     assert isinstance(frame, pl.DataFrame)
-    return _clean_fast_run(frame, sep)
+    return _clean_fast_run(frame)
 
 
 def _first_tag(head: str) -> str | None:
     """The run tag of the first result line when it is a plain 6-field line."""
     line = _first_data_line(head)
     fields = line.split(" ") if line is not None else []
-    return fields[5] if len(fields) == 6 and all(fields) else None
+    if len(fields) != 6 or not all(fields) or re.search(r"\s", fields[5]):
+        return None
+    return fields[5]
 
 
 def _polars_trec_run(
@@ -85,20 +95,45 @@ def _polars_trec_run(
     schema = {n: pl.String for n in _RUN_NAMES} | {"rank": pl.Int64, "score": pl.Float64}
     cols = ["query_id", "doc_id", *(["rank"] if rank else []), "score"]
     tag0 = _first_tag(head) if sep == " " else None
+    plain = sep == " " and _only_spaces(path)
     try:
         lf = pl.scan_csv(path, separator=sep, has_header=False, schema=schema, quote_char=None)
         if tag0 is not None and hasattr(lf, "collect_batches"):
             ok = ((pl.col("tag") == tag0) & ~pl.col("query_id").str.starts_with("#")
-                  & pl.col("score").is_finite()).fill_null(False)
-            done = _stream_checked_run(lf.select(*cols, ok.alias("_ok")), cols, tag0, mark)
+                  & pl.col("score").is_finite())
+            check = [ok.fill_null(False).alias("_ok")]
+            if not plain:  # ids with other whitespace: the exact reader splits them
+                check = [(ok & ~_SPACE_IN_IDS).fill_null(False).alias("_ok"),
+                         _SPACE_IN_IDS.fill_null(False).alias("_ws")]
+            done = _stream_checked_run(lf.select(*cols, *check), cols, tag0, mark)
             if done is not None:
                 return done[0], True, done[1]
-        return lf.select(*cols, "tag").collect(), False, None
+        return lf.select(*cols, "tag", *([] if plain else ["iter"])).collect(), False, None
     except (pl.exceptions.PolarsError, OSError, UnicodeDecodeError, _NotClean):
         return None
 
 
 _BATCH_ROWS = 1 << 20
+#: Whitespace inside a query or document id: the line has other separators than single
+#: spaces (the exact reader splits it differently).
+_SPACE_IN_IDS = pl.any_horizontal(pl.col(c).str.contains(r"\s") for c in ("query_id", "iter",
+                                                                        "doc_id"))
+#: Bytes of whitespace other than the space and the LF line end (ASCII files only).
+_OTHER_SPACE = (b"\t", b"\r", b"\x0b", b"\x0c")
+
+
+def _only_spaces(path: Path) -> bool:
+    """Whether the file is ASCII whose only whitespace is spaces and LF line ends: its ids
+    then cannot hold whitespace. (Chunks of 16 MiB: ``isascii`` and ``in`` run at memory
+    speed; a non-ASCII file gets the per-id checks, even when it has no odd whitespace.)"""
+    try:
+        with open(path, "rb") as fh:
+            while chunk := fh.read(1 << 24):
+                if not chunk.isascii() or any(b in chunk for b in _OTHER_SPACE):
+                    return False
+    except OSError:
+        return False
+    return True
 _PAIR_HASH = pl.col("query_id").hash(1) ^ pl.col("doc_id").hash(2)  # of a (query, doc)
 
 
@@ -146,10 +181,13 @@ def _stream_checked_run(
             if bad.select(pl.any_horizontal(
                     pl.col("query_id").str.starts_with("#").any(),
                     ~pl.col("score").is_finite().all(),
-                    pl.any_horizontal(pl.col(cols).is_null()).any())).item():
-                raise _NotClean  # comment, bad score or missing field: the exact reader
+                    pl.any_horizontal(pl.col(cols).is_null()).any(),
+                    pl.col("^_ws$").any())).item():
+                # comment, bad score, missing field or whitespace other than the single
+                # spaces between fields: the exact reader
+                raise _NotClean
             return None  # another run tag: read the tags
-        b = b.drop("_ok")
+        b = b.drop("_ok", "_ws", strict=False)
         runs = b.select(pl.col("query_id").rle()).to_series()
         bl = runs.struct.field("len").to_numpy().astype(np.int64)
         bv = runs.struct.field("value")
@@ -210,25 +248,32 @@ def _stream_checked_run(
                              bool(np.isin(up, starts).all()))
 
 
-def _clean_fast_run(
-    df: pl.DataFrame, sep: str
-) -> tuple[pl.DataFrame, frames.Blocks | None] | None:
+def _clean_fast_run(df: pl.DataFrame) -> tuple[pl.DataFrame, frames.Blocks | None] | None:
     """The fast parse when it is trustworthy, None to send the file to the exact reader.
+
+    The readers leave the ``iter`` column out only when the file holds no whitespace
+    but spaces and newlines (:func:`_only_spaces`); otherwise every id is checked for
+    whitespace (the exact reader would split it).
 
     Also returns the file's (tag, query) blocks when each query's lines are together.
     """
     if df.height == 0:
         return None
+    plain = "iter" not in df.columns
     checks = [pl.col("query_id").str.starts_with("#").any(),
               ~pl.col("score").is_finite().all(),
               pl.any_horizontal(pl.all().is_null()).any()]
-    if sep == "\t":
-        # tab-separated: a field holding spaces (junk after the tag, padded ids) or an
-        # empty field needs the exact whitespace parser
-        for c in ("query_id", "doc_id", "tag"):
-            checks += [(pl.col(c) == "").any(), pl.col(c).str.contains(r"\s").any()]
+    # a field holding whitespace (junk after the tag, padded ids; with spaces between
+    # fields: a tab, VT, FF, a lone CR, NBSP...) or an empty field needs the exact
+    # whitespace parser; the iter column is there to be checked (when not plain)
+    for c in ("query_id", "iter", "doc_id", "tag"):
+        if c in df.columns:
+            checks.append((pl.col(c) == "").any())
+            if not plain:
+                checks.append(pl.col(c).str.contains(r"\s").any())
     if df.select(pl.any_horizontal(checks)).item():
         return None
+    df = df.drop("iter", strict=False)
     # duplicate (tag, query, doc): distinct hashes prove uniqueness; otherwise the
     # exact parser checks and reports the lines
     key = ["query_id", "doc_id"]
