@@ -1,7 +1,10 @@
-"""Render a :class:`~searcheval_frames.compare.Comparison` as HTML, Markdown or LaTeX.
+"""Render a comparison's tidy frame as a table: HTML, Markdown or LaTeX.
 
-A :class:`Report` is a view of a comparison with a layout, rounding and a choice of
-columns. It renders
+A :class:`Table` is a view of the frame of :func:`~searcheval_frames.compare` (one row
+per run, baseline and measure) with a layout, rounding and a choice of columns. It
+depends only on that frame and a few plain values (the runs, baselines, measures, the
+sentence naming the method), never on :class:`~searcheval_frames.Comparison` itself:
+``Comparison.table()`` builds it. It renders
 
 * in notebooks (``_repr_html_``): best mean per measure bold, superscript letters
   for significant wins, deltas coloured green/red (faded when not significant);
@@ -38,17 +41,14 @@ import re
 import string
 from collections.abc import Sequence
 from dataclasses import dataclass
-from typing import TYPE_CHECKING, Any
+from typing import Any
 
 import polars as pl
 
 from ..errors import SearchEvalError
-from ..frames import to_native
+from ..frames import Kind, to_native
 
-if TYPE_CHECKING:  # pragma: no cover
-    from .compare import Comparison
-
-__all__ = ["LAYOUTS", "Report"]
+__all__ = ["LAYOUTS", "Report", "Table"]
 
 LAYOUTS = ("wide", "before_after", "long")
 WIDE_COLUMNS = ("mean", "delta", "ci", "p_value", "p_adjusted", "wtl", "effect_size", "n_queries")
@@ -98,13 +98,30 @@ def _nan(v: Any) -> bool:
     return v is None or (isinstance(v, float) and math.isnan(v))
 
 
-class Report:
+class Table:
     """A rendered view of a comparison (see the module docstring for layouts).
+
+    Usually made by :meth:`Comparison.table() <searcheval_frames.Comparison.table>`.
 
     Parameters
     ----------
-    comparison
-        The :class:`~searcheval_frames.compare.Comparison` to show.
+    frame
+        The comparison's tidy polars frame: one row per (run, baseline, measure) with
+        ``mean, baseline_mean, delta, delta_pct, ci_low, ci_high, p_value, p_adjusted,
+        significant, wins, ties, losses, effect_size, n_queries``.
+    means
+        Polars frame ``run, measure, n_queries, mean`` of every compared run.
+    all_runs, baselines, all_measures
+        The runs in display order (baselines first), the baselines (deltas in the wide
+        layout are against the first) and the measures of the comparison.
+    correction, ci
+        The multiple-testing correction (``"holm"``, ..., ``"none"``) and the confidence
+        level, for the column headers.
+    method, method_ci
+        The sentence naming the test, correction and alpha for the legend, without and
+        with the confidence interval (used when the ``ci`` column is shown).
+    kind
+        The frame kind of :meth:`to_frame` and :attr:`frame` (the caller's).
     layout
         ``"wide"`` (runs x measures) or ``"before_after"`` (alias ``"long"``).
     digits, pct_digits
@@ -129,8 +146,17 @@ class Report:
 
     def __init__(
         self,
-        comparison: Comparison,
+        frame: pl.DataFrame,
         *,
+        means: pl.DataFrame,
+        all_runs: Sequence[str],
+        baselines: Sequence[str],
+        all_measures: Sequence[str],
+        correction: str,
+        ci: float,
+        method: str,
+        method_ci: str,
+        kind: Kind,
         layout: str = "wide",
         digits: int = 3,
         pct_digits: int = 1,
@@ -142,7 +168,14 @@ class Report:
             raise SearchEvalError(f"layout={layout!r}: use one of {list(LAYOUTS)}")
         if int(digits) < 0 or int(pct_digits) < 0:
             raise SearchEvalError("digits and pct_digits must be non-negative integers")
-        self.comparison = comparison
+        self._frame = frame
+        self.means = means
+        self.baselines = list(baselines)
+        self.correction = correction
+        self.ci = ci
+        self.method = method
+        self.method_ci = method_ci
+        self.kind = kind
         self.layout = "before_after" if layout == "long" else layout
         self.digits = int(digits)
         self.pct_digits = int(pct_digits)
@@ -167,8 +200,8 @@ class Report:
             if not cols:
                 raise SearchEvalError("columns= is empty; name at least one column")
         self.columns = cols
-        self.measures = self._subset(measures, comparison.measures, "measures")
-        self.runs = self._subset(runs, comparison.runs, "runs")
+        self.measures = self._subset(measures, list(all_measures), "measures")
+        self.runs = self._subset(runs, list(all_runs), "runs")
 
     @staticmethod
     def _subset(chosen: Sequence[str] | None, available: list[str], arg: str) -> list[str]:
@@ -184,7 +217,7 @@ class Report:
     @property
     def frame(self) -> Any:
         """The tidy numbers behind the table (the comparison's frame, caller's kind)."""
-        return self.comparison.frame
+        return to_native(self._frame, self.kind)
 
     def to_frame(self) -> Any:
         """The table as a frame of formatted strings (caller's kind), no markup."""
@@ -194,7 +227,7 @@ class Report:
             name: [self._plain(row[i]) for row in rows] for i, name in enumerate(names)
         }
         return to_native(pl.DataFrame(data, schema=dict.fromkeys(names, pl.String)),
-                         self.comparison.kind)
+                         self.kind)
 
     # ------------------------------------------------------------------ formatting
     def _num(self, v: float) -> str:
@@ -229,7 +262,7 @@ class Report:
     # ------------------------------------------------------------------ data access
     def _rows_by_pair(self) -> dict[tuple[str, str, str], dict[str, Any]]:
         out: dict[tuple[str, str, str], dict[str, Any]] = {}
-        for row in self.comparison._frame.iter_rows(named=True):
+        for row in self._frame.iter_rows(named=True):
             out[(row["run"], row["baseline"], row["measure"])] = row
         return out
 
@@ -287,18 +320,22 @@ class Report:
         raise AssertionError(key)  # pragma: no cover
 
     def _label(self, key: str) -> str:
-        cmp = self.comparison
         corr = {"none": "", "bonferroni": "Bonf.", "holm": "Holm", "bh": "BH", "by": "BY"}
         return {
             "mean": "mean",
             "delta": "Δ abs (rel)",
-            "ci": f"{cmp.ci:.0%} CI of Δ",
+            "ci": f"{self.ci:.0%} CI of Δ",
             "p_value": "p",
-            "p_adjusted": f"p ({corr[cmp.correction]})" if cmp.correction != "none" else "p",
+            "p_adjusted": (
+                f"p ({corr[self.correction]})" if self.correction != "none" else "p"
+            ),
             "wtl": "W/T/L",
             "effect_size": "d_z",
             "n_queries": "n",
         }.get(key, key)
+
+    def _method(self) -> str:
+        return self.method_ci if "ci" in self.columns else self.method
 
     # ------------------------------------------------------------------ models
     def _model(self) -> tuple[list[tuple[str, int]], list[str], list[list[_Cell]], str]:
@@ -307,14 +344,13 @@ class Report:
         return self._long_model()
 
     def _wide_model(self) -> tuple[list[tuple[str, int]], list[str], list[list[_Cell]], str]:
-        cmp = self.comparison
         table = self._rows_by_pair()
-        ref = cmp.baselines[0]
+        ref = self.baselines[0]
         runs = self.runs
         letters = dict(zip(runs, _letters(len(runs)), strict=True))
         means = {
             (r, m): v
-            for r, m, v in cmp.means.select("run", "measure", "mean").iter_rows()
+            for r, m, v in self.means.select("run", "measure", "mean").iter_rows()
         }
         # significant wins: the better run of each significant pair gets the other's letter
         beats: dict[tuple[str, str], set[str]] = {}
@@ -350,7 +386,7 @@ class Report:
                             )
                         )
                     elif c == "n_queries":
-                        n = cmp.means.filter((pl.col("run") == r) & (pl.col("measure") == m))
+                        n = self.means.filter((pl.col("run") == r) & (pl.col("measure") == m))
                         cells.append(_Cell(str(n.item(0, "n_queries")) if n.height else "—"))
                     else:
                         cells.append(self._stat_cell(c, row))
@@ -358,7 +394,7 @@ class Report:
         legend = [
             "Bold: best mean per measure.",
             "Superscript letters: significantly better than the run with that letter "
-            f"({cmp.describe_method(interval='ci' in self.columns)}).",
+            f"({self._method()}).",
         ]
         if any(c != "mean" for c in self.columns):
             legend.append(
@@ -372,7 +408,6 @@ class Report:
         return groups, headers, rows, " ".join(legend)
 
     def _long_model(self) -> tuple[list[tuple[str, int]], list[str], list[list[_Cell]], str]:
-        cmp = self.comparison
         table = self._rows_by_pair()
         pair_list: list[tuple[str, str]] = []
         for run, base, _m in table:
@@ -406,7 +441,7 @@ class Report:
                 rows.append(cells)
         legend = [
             "Δ abs (rel): absolute difference after − before, and relative change in % of "
-            f"before. * significant ({cmp.describe_method(interval='ci' in self.columns)})."
+            f"before. * significant ({self._method()})."
         ]
         if "after" in self.columns:
             legend.append("Bold: significantly better after.")
@@ -606,3 +641,7 @@ _TEX_SPECIAL = {
 def _tex(text: str) -> str:
     text = re.sub(r"(?<![\w.])-(?=\d)", "−", str(text))  # minus signs of numbers
     return "".join(_TEX_SPECIAL.get(ch, ch) for ch in text)
+
+
+#: Deprecated name of :class:`Table` (``sef.report()`` will be the main job's report).
+Report = Table
