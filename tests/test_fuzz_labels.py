@@ -14,6 +14,7 @@ The examples are bounded (about 30 s in all on a shared 2-core machine).
 from __future__ import annotations
 
 import json
+import os
 import re
 import tempfile
 import warnings
@@ -30,8 +31,9 @@ from searcheval_frames.errors import FileFormatError, SearchEvalError
 from searcheval_frames.evalset.sheets import _row_key
 from searcheval_frames.evalset.store import LabelStore
 
+#: examples per fuzz test; SEF_FUZZ_EXAMPLES=2000 for a long run by hand
 FUZZ = settings(
-    max_examples=120,
+    max_examples=int(os.environ.get("SEF_FUZZ_EXAMPLES", "120")),
     deadline=None,
     suppress_health_check=[HealthCheck.too_slow, HealthCheck.data_too_large],
 )
@@ -372,6 +374,16 @@ def test_stray_quote_that_joins_rows_is_refused(tmp_path: Path) -> None:
     with pytest.raises(FileFormatError, match=r"s\.csv:[23]:") as err:
         sef.import_label_sheet(path, pool=POOL3)
     assert "quote" in str(err.value)
+
+
+def test_row_joined_to_the_header_is_refused(tmp_path: Path) -> None:
+    # the header's line break turned into another byte: the only row became part of the
+    # header and the sheet read as empty, its label lost without a word
+    path = tmp_path / "s.csv"
+    _write(_sheet(POOL3.head(1), {"d1": "one"}, ["2"]), path)
+    path.write_bytes(path.read_bytes().replace(b"key\n", b"key\x00", 1))
+    with pytest.raises(FileFormatError, match=r"s\.csv:1: the row key 'k[0-9a-f]{10}' is not in"):
+        sef.import_label_sheet(path, pool=POOL3)
 
 
 def test_quote_inside_a_cell_reads_the_right_labels(tmp_path: Path) -> None:

@@ -230,25 +230,27 @@ _KEY_TOKEN = re.compile(rb"(?<![0-9A-Za-z])k[0-9a-f]{10}(?![0-9A-Za-z])")
 
 
 def _check_keys_kept(raw: bytes, df: pl.DataFrame, path: Path) -> None:
-    """Refuse a sheet in which a row's key ended up inside another cell.
+    """Refuse a sheet in which a row's key is not a cell of the key column.
 
-    That happens when a stray quote makes the following lines one long cell: the
-    rows are not separate any more and their labels would vanish.
+    That happens when a stray quote or a lost line break joins a row to the one before
+    (or to the header): the row is not read as a row of its own and its label would
+    vanish.
     """
-    if "key" not in df.columns:
-        return
-    keys = set(df.get_column("key").drop_nulls().str.strip_chars().to_list())
+    keys: set[str] = set()
+    if "key" in df.columns:
+        keys = set(df.get_column("key").drop_nulls().str.strip_chars().to_list())
     for m in _KEY_TOKEN.finditer(raw):
         if m.group().decode() not in keys:
             line_no = raw.count(b"\n", 0, m.start()) + 1
             raise FileFormatError(
-                f"the row key {m.group().decode()!r} is not in the key column: the row "
-                "is inside another row's cell (an unmatched quote joins the lines)",
+                f"the row key {m.group().decode()!r} is not in the key column: its row is "
+                "not read as a row of its own (a stray quote or a lost line break joined it "
+                "to the row above)",
                 path=str(path),
                 line_no=line_no,
                 line=_line(raw, line_no),
-                hint="remove the stray quote character before this line, or save the sheet "
-                "again from the spreadsheet",
+                hint="restore the line break or remove the stray quote before this line, or "
+                "save the sheet again from the spreadsheet",
             )
 
 
