@@ -10,7 +10,7 @@ import polars as pl
 import pytest
 
 import searcheval_frames as sef
-from searcheval_frames.analysis.tables import Report
+from searcheval_frames.analysis.tables import Table
 from searcheval_frames.errors import SearchEvalError
 
 
@@ -152,7 +152,7 @@ def test_to_frame_plain_strings_in_callers_kind(cmp):
 
 def test_report_selects_runs_and_measures(cmp):
     rep = cmp.table(measures=["RR"], runs=["after", "before"])
-    assert isinstance(rep, Report)
+    assert isinstance(rep, Table)
     md = rep.to_markdown(legend=False)
     assert "P@5" not in md and "RR" in md
     assert md.splitlines()[2].startswith("| a | after |")

@@ -24,28 +24,17 @@ which is which: ``+0.130 (+20.0%)`` for 0.650 -> 0.780.
 
 from __future__ import annotations
 
-import contextlib
-import warnings
 from collections.abc import Mapping, Sequence
-from typing import TYPE_CHECKING, Any, Literal
+from typing import Any, Literal
 
 import numpy as np
 import polars as pl
 
-from ..errors import (
-    DuplicateRowsError,
-    EmptyInputError,
-    IdMismatchError,
-    InvalidScoreError,
-    MissingColumnError,
-    SearchEvalError,
-    format_rows,
-)
-from ..frames import ALIASES, Kind, input_kind, to_native
+from ..errors import IdMismatchError, SearchEvalError
+from ..frames import Kind, to_native
+from . import pairs as _pairs
 from . import stats as _st
-
-if TYPE_CHECKING:  # pragma: no cover
-    from .tables import Report
+from .tables import Table
 
 __all__ = ["FRAME_COLUMNS", "Comparison", "compare"]
 
@@ -89,203 +78,6 @@ _SCHEMA: dict[str, Any] = {
     "losses": pl.Int64,
     "effect_size": pl.Float64,
 }
-
-_PQ_ALIASES: dict[str, tuple[str, ...]] = {
-    "run": ALIASES["run"],
-    "query_id": ALIASES["query_id"],
-    "measure": ("measure", "metric", "measure_name", "metric_name"),
-    "value": ("value", "score", "val", "result"),
-}
-
-
-# --------------------------------------------------------------------------- input
-def _resolve(df: pl.DataFrame, columns: Mapping[str, str] | None) -> pl.DataFrame:
-    columns = dict(columns or {})
-    unknown = set(columns) - set(_PQ_ALIASES)
-    if unknown:
-        raise SearchEvalError(
-            f"columns=: unknown name(s) {sorted(unknown)}; the keys are {sorted(_PQ_ALIASES)} "
-            "and the values your column names, e.g. columns={'measure': 'metric'}"
-        )
-    lower = {c.lower(): c for c in reversed(df.columns)}
-    found: dict[str, str] = {}
-    for canon, aliases in _PQ_ALIASES.items():
-        if canon in columns:
-            if columns[canon] not in df.columns:
-                raise MissingColumnError(
-                    f"per_query: columns= maps {canon!r} to {columns[canon]!r}, but there is no "
-                    f"such column; the columns are {df.columns}"
-                )
-            found[canon] = columns[canon]
-            continue
-        for alias in aliases:
-            col = lower.get(alias)
-            if col is not None and col not in found.values():
-                found[canon] = col
-                break
-    missing = [c for c in _PQ_ALIASES if c not in found]
-    if missing:
-        raise MissingColumnError(
-            f"per_query: no column for {', '.join(repr(m) for m in missing)}; the columns are "
-            f"{df.columns}. compare() needs the long per-query frame of "
-            "evaluate(..., per_query=True) with columns run, query_id, measure, value; pass "
-            "columns={'value': 'your_column'} to map yours, or pass runs with qrels= and "
-            "measures= to evaluate them first."
-        )
-    out = df.select(
-        pl.col(found["run"]).alias("run"),
-        pl.col(found["query_id"]).alias("query_id"),
-        pl.col(found["measure"]).alias("measure"),
-        pl.col(found["value"]).alias("value"),
-    )
-    for col in ("run", "query_id", "measure"):
-        if out.schema[col] != pl.String:
-            out = out.with_columns(pl.col(col).cast(pl.String))
-        nulls = out.filter(pl.col(col).is_null())
-        if nulls.height:
-            raise SearchEvalError(
-                f"per_query: column {found[col]!r} has {nulls.height} missing value(s):\n"
-                f"{format_rows(nulls)}\nDrop or fill those rows first."
-            )
-    if not out.schema["value"].is_numeric():
-        raise InvalidScoreError(
-            f"per_query: column {found['value']!r} has type {out.schema['value']}; the "
-            "per-query values must be numbers."
-        )
-    out = out.with_columns(pl.col("value").cast(pl.Float64))
-    bad = out.filter(pl.col("value").is_null() | ~pl.col("value").is_finite())
-    if bad.height:
-        raise InvalidScoreError(
-            f"per_query: column {found['value']!r} has {bad.height} null, NaN or infinite "
-            f"value(s):\n{format_rows(bad)}\nA per-query score must be a number; drop those "
-            "rows (and choose missing='zero' or 'skip' for the gaps) or fill them."
-        )
-    dup = out.filter(pl.struct("run", "query_id", "measure").is_duplicated())
-    if dup.height:
-        raise DuplicateRowsError(
-            f"per_query: {dup.height} rows repeat the same (run, query_id, measure):\n"
-            f"{format_rows(dup.sort('run', 'query_id', 'measure'))}\nEach run must have one "
-            "value per query and measure; deduplicate or aggregate first."
-        )
-    return out
-
-
-def _per_query_input(obj: Any, columns: Mapping[str, str] | None) -> pl.DataFrame:
-    from ..frames import _to_polars
-
-    if isinstance(obj, Mapping) and obj and all(not isinstance(v, Mapping) for v in obj.values()):
-        parts = []
-        for name, frame in obj.items():
-            df = _to_polars(frame, f"per_query[{name!r}]")
-            has_run = any(c.lower() in _PQ_ALIASES["run"] for c in df.columns) or (
-                columns and "run" in columns
-            )
-            if not has_run:
-                df = df.with_columns(pl.lit(str(name)).alias("run"))
-            parts.append(_resolve(df, columns))
-        df = pl.concat(parts, how="vertical")
-    else:
-        df = _resolve(_to_polars(obj, "per_query"), columns)
-    if df.height == 0:
-        raise EmptyInputError("per_query: the frame has no rows")
-    return df
-
-
-def _select_measures(pq: pl.DataFrame, measures: Any) -> tuple[pl.DataFrame, list[str]]:
-    present = pq.get_column("measure").unique(maintain_order=True).to_list()
-    if measures is None:
-        return pq, present
-    wanted = [measures] if isinstance(measures, str) else [str(m) for m in measures]
-    canon_present: dict[str, str] = {}
-    try:
-        from ..measures import parse_measure
-
-        for name in present:
-            with contextlib.suppress(Exception):
-                canon_present.setdefault(parse_measure(name).name, name)
-    except ImportError:  # pragma: no cover - core not installed
-        parse_measure = None  # type: ignore[assignment]
-    chosen: list[str] = []
-    for name in wanted:
-        if name in present:
-            chosen.append(name)
-            continue
-        hit = None
-        if parse_measure is not None:
-            try:
-                hit = canon_present.get(parse_measure(name).name)
-            except Exception:
-                hit = None
-        if hit is None:
-            raise SearchEvalError(
-                f"measures=: {name!r} is not in the per-query frame; its measures are {present}"
-            )
-        chosen.append(hit)
-    chosen = list(dict.fromkeys(chosen))
-    return pq.filter(pl.col("measure").is_in(chosen)), chosen
-
-
-def _pairs(
-    runs: list[str], baselines: list[str], mode: str
-) -> tuple[list[tuple[str, str]], list[str]]:
-    order = baselines + [r for r in runs if r not in baselines]
-    out: list[tuple[str, str]] = []
-    if mode == "all":
-        for j in range(len(order)):
-            for i in range(j):
-                out.append((order[j], order[i]))
-        return out, order
-    seen: set[frozenset[str]] = set()
-    for b in baselines:
-        for r in order:
-            key = frozenset((r, b))
-            if r != b and key not in seen:
-                seen.add(key)
-                out.append((r, b))
-    return out, order
-
-
-def _pair_queries(
-    pq: pl.DataFrame, runs: list[str], missing: str
-) -> pl.DataFrame:
-    """Complete the (measure, query) x run grid following the missing-query policy."""
-    pq = pq.filter(pl.col("run").is_in(runs))
-    grid = (
-        pq.select("measure", "query_id")
-        .unique(maintain_order=True)
-        .join(pl.DataFrame({"run": runs}, schema={"run": pl.String}), how="cross")
-    )
-    full = grid.join(pq, on=["measure", "query_id", "run"], how="left")
-    gaps = full.filter(pl.col("value").is_null()).select("run", "query_id", "measure")
-    if gaps.height == 0:
-        return full
-    queries = gaps.get_column("query_id").unique(maintain_order=True).to_list()
-    shown = ", ".join(repr(q) for q in queries[:10]) + (" ..." if len(queries) > 10 else "")
-    if missing == "error":
-        raise IdMismatchError(
-            f"per_query: {gaps.height} (run, query, measure) value(s) are missing for a "
-            f"query that another compared run has, e.g.:\n{format_rows(gaps)}\n"
-            "Paired tests need every query in every run. Pass missing='zero' to score the "
-            "missing queries 0 (trec_eval -c) or missing='skip' to drop them from all runs."
-        )
-    if missing == "zero":
-        warnings.warn(
-            f"compare: {gaps.height} per-query value(s) missing in some runs (queries "
-            f"{shown}); they score 0 (missing='zero', like trec_eval -c). Pass "
-            "missing='skip' to drop those queries from all runs instead.",
-            UserWarning,
-            stacklevel=3,
-        )
-        return full.with_columns(pl.col("value").fill_null(0.0))
-    warnings.warn(
-        f"compare: dropping {len(queries)} query(ies) missing in some runs from all runs "
-        f"(missing='skip'): {shown}. Pass missing='zero' to score them 0 instead.",
-        UserWarning,
-        stacklevel=3,
-    )
-    drop = gaps.select("measure", "query_id").unique()
-    return full.join(drop, on=["measure", "query_id"], how="anti")
-
 
 # --------------------------------------------------------------------------- result
 class Comparison:
@@ -408,19 +200,26 @@ class Comparison:
         columns: Sequence[str] | None = None,
         measures: Sequence[str] | None = None,
         runs: Sequence[str] | None = None,
-    ) -> Report:
-        """A :class:`~searcheval_frames.report.Report` of this comparison.
+    ) -> Table:
+        """A :class:`~searcheval_frames.analysis.tables.Table` of this comparison.
 
         ``layout="wide"``: runs x measures, best mean per measure bold,
         superscript letters for significant wins, deltas vs the (first) baseline.
         ``layout="before_after"`` (alias ``"long"``): one row per measure (and
         pair), ``before -> after`` like the seed's benchmark. ``columns`` picks the
-        statistics shown, see :class:`~searcheval_frames.report.Report`.
+        statistics shown, see :class:`~searcheval_frames.analysis.tables.Table`.
         """
-        from .tables import Report
-
-        return Report(
-            self,
+        return Table(
+            self._frame,
+            means=self.means,
+            all_runs=self.runs,
+            baselines=self.baselines,
+            all_measures=self.measures,
+            correction=self.correction,
+            ci=self.ci,
+            method=self.describe_method(interval=False),
+            method_ci=self.describe_method(interval=True),
+            kind=self.kind,
             layout=layout,
             digits=digits,
             pct_digits=pct_digits,
@@ -450,7 +249,7 @@ class Comparison:
         placement: str = "t",
         **table_kwargs: Any,
     ) -> str:
-        """LaTeX (booktabs) table; see :meth:`Report.to_latex`, other keyword
+        """LaTeX (booktabs) table; see :meth:`Table.to_latex`, other keyword
         arguments go to :meth:`table`."""
         return self.table(**table_kwargs).to_latex(
             caption=caption, label=label, legend=legend, environment=environment,
@@ -586,64 +385,20 @@ def compare(
     if seed is not None:
         _st.pair_rng(seed)  # validates
 
-    if qrels is not None:
-        run_input = runs if runs is not None else per_query
-        if run_input is None:
-            raise SearchEvalError("compare: qrels= given but no runs; pass the runs first")
-        if measures is None:
-            raise SearchEvalError(
-                "compare: with runs and qrels, pass measures=, e.g. measures=['P@5', 'nDCG@10']"
-            )
-        from ..core.evaluate import evaluate
-
-        kind = input_kind(run_input)
-        ev = evaluate(
-            run_input,
-            qrels,
-            [measures] if isinstance(measures, str) else list(measures),
-            per_query=True,
-            missing="skip" if missing == "error" else missing,
-            **evaluate_options,
-        )
-        pq = _per_query_input(ev, None)
-        pq, measure_list = _select_measures(pq, None)
-    else:
-        if runs is not None:
-            raise SearchEvalError("compare: runs= needs qrels= (and measures=) to evaluate them")
-        if per_query is None:
-            raise SearchEvalError(
-                "compare: pass a per-query frame (evaluate(..., per_query=True)) or runs "
-                "with qrels= and measures="
-            )
-        if evaluate_options:
-            raise SearchEvalError(
-                f"compare: unexpected argument(s) {sorted(evaluate_options)}; evaluation "
-                "options apply only with runs and qrels="
-            )
-        kind = input_kind(per_query)
-        pq = _per_query_input(per_query, columns)
-        pq, measure_list = _select_measures(pq, measures)
-
+    pq, measure_list, kind = _pairs.load(
+        per_query,
+        runs=runs,
+        qrels=qrels,
+        measures=measures,
+        columns=columns,
+        missing=missing,
+        evaluate_options=evaluate_options,
+    )
     all_runs = pq.get_column("run").unique(maintain_order=True).to_list()
-    if baseline is None:
-        baselines = [all_runs[0]]
-    elif isinstance(baseline, str):
-        baselines = [baseline]
-    else:
-        baselines = list(dict.fromkeys(str(b) for b in baseline))
-    unknown = [b for b in baselines if b not in all_runs]
-    if unknown:
-        raise SearchEvalError(
-            f"baseline={unknown[0]!r} is not a run of the per-query frame; the runs are "
-            f"{all_runs}"
-        )
-    if len(all_runs) < 2:
-        raise SearchEvalError(
-            f"compare: need at least two runs to compare; the frame has {all_runs}"
-        )
-    pair_list, order = _pairs(all_runs, baselines, pairs)
+    baselines = _pairs.choose_baselines(all_runs, baseline)
+    pair_list, order = _pairs.run_pairs(all_runs, baselines, pairs)
 
-    paired = _pair_queries(pq, order, missing)
+    paired = _pairs.pair_queries(pq, order, missing)
     if paired.height == 0:
         raise IdMismatchError(
             "compare: no query is shared by all compared runs (missing='skip'); nothing "

@@ -1,7 +1,11 @@
-"""Render a :class:`~searcheval_frames.compare.Comparison` as HTML, Markdown or LaTeX.
+"""Render a comparison's tidy frame as a table: HTML, Markdown or LaTeX.
 
-A :class:`Report` is a view of a comparison with a layout, rounding and a choice of
-columns. It renders
+A :class:`Table` is a view of the frame of :func:`~searcheval_frames.compare` (one row
+per run, baseline and measure) with a layout, rounding and a choice of columns. It
+depends only on that frame and a few plain values (the runs, baselines, measures, the
+sentence naming the method), never on :class:`~searcheval_frames.Comparison` itself:
+``Comparison.table()`` builds it. This module decides what each cell says;
+:mod:`~searcheval_frames.analysis.markup` writes the cells out. A table renders
 
 * in notebooks (``_repr_html_``): best mean per measure bold, superscript letters
   for significant wins, deltas coloured green/red (faded when not significant);
@@ -32,23 +36,19 @@ reranking" table. ``columns`` among ``before``, ``after``, ``change``
 
 from __future__ import annotations
 
-import html
 import math
-import re
 import string
 from collections.abc import Sequence
-from dataclasses import dataclass
-from typing import TYPE_CHECKING, Any
+from typing import Any
 
 import polars as pl
 
 from ..errors import SearchEvalError
-from ..frames import to_native
+from ..frames import Kind, to_native
+from . import markup
+from .markup import Cell, Model, flat_headers, plain
 
-if TYPE_CHECKING:  # pragma: no cover
-    from .compare import Comparison
-
-__all__ = ["LAYOUTS", "Report"]
+__all__ = ["LAYOUTS", "Report", "Table"]
 
 LAYOUTS = ("wide", "before_after", "long")
 WIDE_COLUMNS = ("mean", "delta", "ci", "p_value", "p_adjusted", "wtl", "effect_size", "n_queries")
@@ -67,19 +67,6 @@ _COLUMN_ALIASES = {
 DEFAULT_WIDE = ("mean", "delta")
 DEFAULT_LONG = ("before", "after", "delta", "p_adjusted", "wtl")
 
-_POS = "#1a7f37"
-_NEG = "#cf222e"
-_SUP = dict(zip(string.ascii_lowercase, "ᵃᵇᶜᵈᵉᶠᵍʰⁱʲᵏˡᵐⁿᵒᵖ\x00ʳˢᵗᵘᵛʷˣʸᶻ", strict=True))
-
-
-@dataclass
-class _Cell:
-    text: str = ""
-    bold: bool = False
-    sup: str = ""
-    sign: int = 0  # colour of a delta: +1 green, -1 red, 0 none
-    significant: bool = False
-    left: bool = False
 
 
 def _letters(n: int) -> list[str]:
@@ -98,13 +85,30 @@ def _nan(v: Any) -> bool:
     return v is None or (isinstance(v, float) and math.isnan(v))
 
 
-class Report:
+class Table:
     """A rendered view of a comparison (see the module docstring for layouts).
+
+    Usually made by :meth:`Comparison.table() <searcheval_frames.Comparison.table>`.
 
     Parameters
     ----------
-    comparison
-        The :class:`~searcheval_frames.compare.Comparison` to show.
+    frame
+        The comparison's tidy polars frame: one row per (run, baseline, measure) with
+        ``mean, baseline_mean, delta, delta_pct, ci_low, ci_high, p_value, p_adjusted,
+        significant, wins, ties, losses, effect_size, n_queries``.
+    means
+        Polars frame ``run, measure, n_queries, mean`` of every compared run.
+    all_runs, baselines, all_measures
+        The runs in display order (baselines first), the baselines (deltas in the wide
+        layout are against the first) and the measures of the comparison.
+    correction, ci
+        The multiple-testing correction (``"holm"``, ..., ``"none"``) and the confidence
+        level, for the column headers.
+    method, method_ci
+        The sentence naming the test, correction and alpha for the legend, without and
+        with the confidence interval (used when the ``ci`` column is shown).
+    kind
+        The frame kind of :meth:`to_frame` and :attr:`frame` (the caller's).
     layout
         ``"wide"`` (runs x measures) or ``"before_after"`` (alias ``"long"``).
     digits, pct_digits
@@ -129,8 +133,17 @@ class Report:
 
     def __init__(
         self,
-        comparison: Comparison,
+        frame: pl.DataFrame,
         *,
+        means: pl.DataFrame,
+        all_runs: Sequence[str],
+        baselines: Sequence[str],
+        all_measures: Sequence[str],
+        correction: str,
+        ci: float,
+        method: str,
+        method_ci: str,
+        kind: Kind,
         layout: str = "wide",
         digits: int = 3,
         pct_digits: int = 1,
@@ -142,7 +155,14 @@ class Report:
             raise SearchEvalError(f"layout={layout!r}: use one of {list(LAYOUTS)}")
         if int(digits) < 0 or int(pct_digits) < 0:
             raise SearchEvalError("digits and pct_digits must be non-negative integers")
-        self.comparison = comparison
+        self._frame = frame
+        self.means = means
+        self.baselines = list(baselines)
+        self.correction = correction
+        self.ci = ci
+        self.method = method
+        self.method_ci = method_ci
+        self.kind = kind
         self.layout = "before_after" if layout == "long" else layout
         self.digits = int(digits)
         self.pct_digits = int(pct_digits)
@@ -167,8 +187,8 @@ class Report:
             if not cols:
                 raise SearchEvalError("columns= is empty; name at least one column")
         self.columns = cols
-        self.measures = self._subset(measures, comparison.measures, "measures")
-        self.runs = self._subset(runs, comparison.runs, "runs")
+        self.measures = self._subset(measures, list(all_measures), "measures")
+        self.runs = self._subset(runs, list(all_runs), "runs")
 
     @staticmethod
     def _subset(chosen: Sequence[str] | None, available: list[str], arg: str) -> list[str]:
@@ -184,17 +204,17 @@ class Report:
     @property
     def frame(self) -> Any:
         """The tidy numbers behind the table (the comparison's frame, caller's kind)."""
-        return self.comparison.frame
+        return to_native(self._frame, self.kind)
 
     def to_frame(self) -> Any:
         """The table as a frame of formatted strings (caller's kind), no markup."""
         groups, headers, rows, _ = self._model()
-        names = self._flat_headers(groups, headers)
+        names = flat_headers(groups, headers)
         data = {
-            name: [self._plain(row[i]) for row in rows] for i, name in enumerate(names)
+            name: [plain(row[i]) for row in rows] for i, name in enumerate(names)
         }
         return to_native(pl.DataFrame(data, schema=dict.fromkeys(names, pl.String)),
-                         self.comparison.kind)
+                         self.kind)
 
     # ------------------------------------------------------------------ formatting
     def _num(self, v: float) -> str:
@@ -229,7 +249,7 @@ class Report:
     # ------------------------------------------------------------------ data access
     def _rows_by_pair(self) -> dict[tuple[str, str, str], dict[str, Any]]:
         out: dict[tuple[str, str, str], dict[str, Any]] = {}
-        for row in self.comparison._frame.iter_rows(named=True):
+        for row in self._frame.iter_rows(named=True):
             out[(row["run"], row["baseline"], row["measure"])] = row
         return out
 
@@ -258,63 +278,66 @@ class Report:
             "effect_size": -rev["effect_size"],
         }
 
-    def _stat_cell(self, key: str, row: dict[str, Any] | None) -> _Cell:
+    def _stat_cell(self, key: str, row: dict[str, Any] | None) -> Cell:
         if row is None:
-            return _Cell("—")
+            return Cell("—")
         sig = bool(row["significant"])
         if key == "delta":
             d = row["delta"]
             sign = 0 if _nan(d) or d == 0 else (1 if d > 0 else -1)
-            return _Cell(self._delta(d, row["delta_pct"]), sign=sign, significant=sig,
+            return Cell(self._delta(d, row["delta_pct"]), sign=sign, significant=sig,
                          sup="*" if sig else "")
         if key == "ci":
-            return _Cell(f"[{self._signed(row['ci_low'])}, {self._signed(row['ci_high'])}]")
+            return Cell(f"[{self._signed(row['ci_low'])}, {self._signed(row['ci_high'])}]")
         if key in ("p_value", "p_adjusted"):
-            return _Cell(self._p(row[key]), sup="*" if sig and key == "p_adjusted" else "")
+            return Cell(self._p(row[key]), sup="*" if sig and key == "p_adjusted" else "")
         if key == "wtl":
-            return _Cell(f"{row['wins']}/{row['ties']}/{row['losses']}")
+            return Cell(f"{row['wins']}/{row['ties']}/{row['losses']}")
         if key == "effect_size":
             e = row["effect_size"]
-            return _Cell("—" if _nan(e) else f"{e:+.2f}")
+            return Cell("—" if _nan(e) else f"{e:+.2f}")
         if key == "n_queries":
-            return _Cell(str(row["n_queries"]))
+            return Cell(str(row["n_queries"]))
         if key == "before":
-            return _Cell(self._num(row["baseline_mean"]))
+            return Cell(self._num(row["baseline_mean"]))
         if key == "after":
-            return _Cell(self._num(row["mean"]))
+            return Cell(self._num(row["mean"]))
         if key == "change":
-            return _Cell(f"{self._num(row['baseline_mean'])} → {self._num(row['mean'])}")
+            return Cell(f"{self._num(row['baseline_mean'])} → {self._num(row['mean'])}")
         raise AssertionError(key)  # pragma: no cover
 
     def _label(self, key: str) -> str:
-        cmp = self.comparison
         corr = {"none": "", "bonferroni": "Bonf.", "holm": "Holm", "bh": "BH", "by": "BY"}
         return {
             "mean": "mean",
             "delta": "Δ abs (rel)",
-            "ci": f"{cmp.ci:.0%} CI of Δ",
+            "ci": f"{self.ci:.0%} CI of Δ",
             "p_value": "p",
-            "p_adjusted": f"p ({corr[cmp.correction]})" if cmp.correction != "none" else "p",
+            "p_adjusted": (
+                f"p ({corr[self.correction]})" if self.correction != "none" else "p"
+            ),
             "wtl": "W/T/L",
             "effect_size": "d_z",
             "n_queries": "n",
         }.get(key, key)
 
+    def _method(self) -> str:
+        return self.method_ci if "ci" in self.columns else self.method
+
     # ------------------------------------------------------------------ models
-    def _model(self) -> tuple[list[tuple[str, int]], list[str], list[list[_Cell]], str]:
+    def _model(self) -> Model:
         if self.layout == "wide":
             return self._wide_model()
         return self._long_model()
 
-    def _wide_model(self) -> tuple[list[tuple[str, int]], list[str], list[list[_Cell]], str]:
-        cmp = self.comparison
+    def _wide_model(self) -> Model:
         table = self._rows_by_pair()
-        ref = cmp.baselines[0]
+        ref = self.baselines[0]
         runs = self.runs
         letters = dict(zip(runs, _letters(len(runs)), strict=True))
         means = {
             (r, m): v
-            for r, m, v in cmp.means.select("run", "measure", "mean").iter_rows()
+            for r, m, v in self.means.select("run", "measure", "mean").iter_rows()
         }
         # significant wins: the better run of each significant pair gets the other's letter
         beats: dict[tuple[str, str], set[str]] = {}
@@ -330,35 +353,35 @@ class Report:
         for m in self.measures:
             groups.append((m, len(self.columns)))
             headers.extend(self._label(c) for c in self.columns)
-        rows: list[list[_Cell]] = []
+        rows: list[list[Cell]] = []
         best = {
             m: max((means.get((r, m), float("-inf")) for r in runs), default=float("-inf"))
             for m in self.measures
         }
         for r in runs:
-            cells = [_Cell(letters[r], left=True), _Cell(r, left=True)]
+            cells = [Cell(letters[r], left=True), Cell(r, left=True)]
             for m in self.measures:
                 v = means.get((r, m), float("nan"))
                 row = None if r == ref else self._oriented(table, r, ref, m)
                 for c in self.columns:
                     if c == "mean":
                         cells.append(
-                            _Cell(
+                            Cell(
                                 self._num(v),
                                 bold=not _nan(v) and abs(v - best[m]) <= 1e-12,
                                 sup="".join(sorted(beats.get((r, m), ()), key=lambda s: (len(s), s))),
                             )
                         )
                     elif c == "n_queries":
-                        n = cmp.means.filter((pl.col("run") == r) & (pl.col("measure") == m))
-                        cells.append(_Cell(str(n.item(0, "n_queries")) if n.height else "—"))
+                        n = self.means.filter((pl.col("run") == r) & (pl.col("measure") == m))
+                        cells.append(Cell(str(n.item(0, "n_queries")) if n.height else "—"))
                     else:
                         cells.append(self._stat_cell(c, row))
             rows.append(cells)
         legend = [
             "Bold: best mean per measure.",
             "Superscript letters: significantly better than the run with that letter "
-            f"({cmp.describe_method(interval='ci' in self.columns)}).",
+            f"({self._method()}).",
         ]
         if any(c != "mean" for c in self.columns):
             legend.append(
@@ -371,8 +394,7 @@ class Report:
             legend.append("d_z: paired Cohen's d (mean difference / sd of differences).")
         return groups, headers, rows, " ".join(legend)
 
-    def _long_model(self) -> tuple[list[tuple[str, int]], list[str], list[list[_Cell]], str]:
-        cmp = self.comparison
+    def _long_model(self) -> Model:
         table = self._rows_by_pair()
         pair_list: list[tuple[str, str]] = []
         for run, base, _m in table:
@@ -390,14 +412,14 @@ class Report:
                 headers.append("Before → after")
             else:
                 headers.append(self._label(c))
-        rows: list[list[_Cell]] = []
+        rows: list[list[Cell]] = []
         for run, base in pair_list:
             for m in self.measures:
                 row = table.get((run, base, m))
                 if row is None:
                     continue
-                cells = [] if single else [_Cell(run, left=True), _Cell(base, left=True)]
-                cells.append(_Cell(m, left=True))
+                cells = [] if single else [Cell(run, left=True), Cell(base, left=True)]
+                cells.append(Cell(m, left=True))
                 for c in self.columns:
                     cell = self._stat_cell(c, row)
                     if c == "after" and row["significant"] and row["delta"] > 0:
@@ -406,7 +428,7 @@ class Report:
                 rows.append(cells)
         legend = [
             "Δ abs (rel): absolute difference after − before, and relative change in % of "
-            f"before. * significant ({cmp.describe_method(interval='ci' in self.columns)})."
+            f"before. * significant ({self._method()})."
         ]
         if "after" in self.columns:
             legend.append("Bold: significantly better after.")
@@ -416,105 +438,14 @@ class Report:
             legend.append("d_z: paired Cohen's d (mean difference / sd of differences).")
         return [], headers, rows, " ".join(legend)
 
-    @staticmethod
-    def _flat_headers(groups: list[tuple[str, int]], headers: list[str]) -> list[str]:
-        if not groups:
-            return list(headers)
-        out: list[str] = []
-        i = 0
-        for label, span in groups:
-            for h in headers[i : i + span]:
-                if not label:
-                    out.append(h)
-                elif h == "mean":
-                    out.append(label)
-                else:
-                    out.append(f"{label} {h}")
-            i += span
-        return out
-
-    @staticmethod
-    def _plain(cell: _Cell) -> str:
-        if not cell.sup:
-            return cell.text
-        if cell.sup == "*":
-            return cell.text + "*"
-        sup = "".join(_SUP.get(ch, "") if _SUP.get(ch, "\x00") != "\x00" else "^" + ch
-                      for ch in cell.sup)
-        return cell.text + sup
-
     # ------------------------------------------------------------------ renderers
     def to_markdown(self, *, legend: bool = True) -> str:
         """GitHub-flavoured Markdown table (bold with ``**``, superscripts with ``<sup>``)."""
-        groups, headers, rows, note = self._model()
-        names = self._flat_headers(groups, headers)
-        align = [":--" if c.left else "--:" for c in rows[0]] if rows else ["--:"] * len(names)
-
-        def cell(c: _Cell) -> str:
-            t = c.text.replace("|", "\\|")
-            if c.bold:
-                t = f"**{t}**"
-            if c.sup:
-                t += "\\*" if c.sup == "*" else f"<sup>{c.sup}</sup>"
-            return t
-
-        lines = [
-            "| " + " | ".join(n.replace("|", "\\|") for n in names) + " |",
-            "|" + "|".join(align) + "|",
-        ]
-        lines += ["| " + " | ".join(cell(c) for c in r) + " |" for r in rows]
-        out = "\n".join(lines)
-        if legend:
-            out += "\n\n" + note
-        return out
+        return markup.to_markdown(self._model(), legend=legend)
 
     def to_html(self, *, legend: bool = True) -> str:
         """HTML table with inline styles (used by ``_repr_html_``)."""
-        groups, headers, rows, note = self._model()
-        th = "padding:2px 8px;border-bottom:1px solid #888;text-align:{a};"
-        out = [
-            '<table class="searcheval-compare" style="border-collapse:collapse;'
-            'font-variant-numeric:tabular-nums;">'
-        ]
-        if legend:
-            out.append(
-                '<caption style="caption-side:bottom;text-align:left;font-size:0.85em;'
-                f'color:#555;padding-top:4px;">{html.escape(note)}</caption>'
-            )
-        out.append("<thead>")
-        if groups and any(span > 1 for label, span in groups if label):
-            out.append("<tr>")
-            for label, span in groups:
-                style = "padding:2px 8px;text-align:center;"
-                if label:
-                    style += "border-bottom:1px solid #ccc;"
-                out.append(f'<th colspan="{span}" style="{style}">{html.escape(label)}</th>')
-            out.append("</tr>")
-            names = headers
-        else:
-            names = self._flat_headers(groups, headers)
-        out.append("<tr>")
-        first = rows[0] if rows else [_Cell()] * len(names)
-        for name, c in zip(names, first, strict=False):
-            a = "left" if c.left else "right"
-            out.append(f'<th style="{th.format(a=a)}">{html.escape(name)}</th>')
-        out.append("</tr></thead><tbody>")
-        for r in rows:
-            out.append("<tr>")
-            for c in r:
-                style = "padding:2px 8px;text-align:" + ("left;" if c.left else "right;")
-                if c.sign:
-                    style += f"color:{_POS if c.sign > 0 else _NEG};"
-                    style += "font-weight:600;" if c.significant else "opacity:0.6;"
-                t = html.escape(c.text)
-                if c.bold:
-                    t = f"<b>{t}</b>"
-                if c.sup:
-                    t += f"<sup>{html.escape(c.sup)}</sup>"
-                out.append(f'<td style="{style}">{t}</td>')
-            out.append("</tr>")
-        out.append("</tbody></table>")
-        return "".join(out)
+        return markup.to_html(self._model(), legend=legend)
 
     def _repr_html_(self) -> str:
         return self.to_html()
@@ -537,72 +468,15 @@ class Report:
         goes into the caption (after ``caption`` when given). ``environment=False``
         returns only the ``tabular``.
         """
-        groups, headers, rows, note = self._model()
-        ncols = len(headers)
-        spec = "".join("l" if c.left else "r" for c in (rows[0] if rows else [_Cell()] * ncols))
-        lines = [rf"\begin{{tabular}}{{{spec}}}", r"\toprule"]
-        if groups and any(span > 1 for lab, span in groups if lab):
-            parts, rules, col = [], [], 1
-            for lab, span in groups:
-                if lab:
-                    parts.append(rf"\multicolumn{{{span}}}{{c}}{{{_tex(lab)}}}")
-                    rules.append(rf"\cmidrule(lr){{{col}-{col + span - 1}}}")
-                else:
-                    parts.extend([""] * span)
-                col += span
-            lines.append(" & ".join(parts) + r" \\")
-            lines.append(" ".join(rules))
-            names = headers
-        else:
-            names = self._flat_headers(groups, headers)
-        lines.append(" & ".join(_tex(n) for n in names) + r" \\")
-        lines.append(r"\midrule")
-        for r in rows:
-            cells = []
-            for c in r:
-                t = _tex(c.text)
-                if c.bold:
-                    t = rf"\textbf{{{t}}}"
-                if c.sup:
-                    t += rf"$^{{{c.sup}}}$"
-                cells.append(t)
-            lines.append(" & ".join(cells) + r" \\")
-        lines += [r"\bottomrule", r"\end{tabular}"]
-        body = "\n".join(lines)
-        if not environment:
-            return body
-        cap = " ".join(p for p in (caption, note if legend else None) if p)
-        out = [rf"\begin{{table}}[{placement}]", r"\centering"]
-        if cap:
-            out.append(rf"\caption{{{_tex(cap)}}}")
-        if label:
-            out.append(rf"\label{{{label}}}")
-        out += [body, r"\end{table}"]
-        return "\n".join(out)
+        return markup.to_latex(
+            self._model(),
+            caption=caption,
+            label=label,
+            legend=legend,
+            environment=environment,
+            placement=placement,
+        )
 
 
-_TEX_SPECIAL = {
-    "\\": r"\textbackslash{}",
-    "&": r"\&",
-    "%": r"\%",
-    "$": r"\$",
-    "#": r"\#",
-    "_": r"\_",
-    "{": r"\{",
-    "}": r"\}",
-    "~": r"\textasciitilde{}",
-    "^": r"\textasciicircum{}",
-    "Δ": r"$\Delta$",
-    "−": r"$-$",
-    "→": r"$\rightarrow$",
-    "—": "--",
-    "<": r"$<$",
-    ">": r"$>$",
-    "α": r"$\alpha$",
-    "–": "--",
-}
-
-
-def _tex(text: str) -> str:
-    text = re.sub(r"(?<![\w.])-(?=\d)", "−", str(text))  # minus signs of numbers
-    return "".join(_TEX_SPECIAL.get(ch, ch) for ch in text)
+#: Deprecated name of :class:`Table` (``sef.report()`` will be the main job's report).
+Report = Table

@@ -9,8 +9,11 @@
 
 from __future__ import annotations
 
+import csv
 import hashlib
+import io
 import os
+import re
 import warnings
 from pathlib import Path
 from typing import Any, Literal
@@ -159,6 +162,98 @@ def export_label_sheet(
     return to_native(out, kind)
 
 
+def _line(raw: bytes, line_no: int) -> str:
+    return raw.split(b"\n")[line_no - 1].rstrip(b"\r").decode("utf-8", "replace")[:200]
+
+
+def _read_csv(raw: bytes, sep: str, path: Path) -> pl.DataFrame:
+    """A CSV/TSV sheet as a frame of strings (empty cells null), checked record by record.
+
+    The csv module reads it because it tracks the line of every record: a row whose
+    number of cells differs from the header's (a separator or a quote added or removed)
+    is refused with its line, where polars would pad it with nulls or read on after a
+    stray quote and shift or swallow labels without a word.
+    """
+    hint = (
+        "a separator or a quote was added or removed in this row (e.g. by editing the "
+        "file as text); fix the row, or save the sheet again from the spreadsheet"
+    )
+    try:
+        text = raw.decode("utf-8")
+    except UnicodeDecodeError as exc:
+        line_no = raw.count(b"\n", 0, exc.start) + 1
+        raise FileFormatError(
+            "the label sheet is not UTF-8 text",
+            path=str(path),
+            line_no=line_no,
+            line=_line(raw, line_no),
+            hint="save it from the spreadsheet as CSV (UTF-8)",
+        ) from exc
+    reader = csv.reader(io.StringIO(text, newline=""), delimiter=sep, strict=True)
+    records: list[list[str]] = []
+    start = 1
+    try:
+        for rec in reader:
+            if records and rec and len(rec) != len(records[0]):
+                raise FileFormatError(
+                    f"this row has {len(rec)} cells where the header has {len(records[0])}",
+                    path=str(path),
+                    line_no=start,
+                    line=_line(raw, start),
+                    hint=hint,
+                )
+            records.append(rec)
+            start = reader.line_num + 1
+    except csv.Error as exc:
+        raise FileFormatError(
+            f"this row is not valid CSV ({exc})",
+            path=str(path),
+            line_no=start,
+            line=_line(raw, start),
+            hint=hint,
+        ) from exc
+    if not records:
+        raise FileFormatError("the label sheet is empty", path=str(path))
+    header, seen = [], {}
+    for name in records[0]:  # repeated names get a suffix, as polars does
+        n = seen.get(name, -1) + 1
+        seen[name] = n
+        header.append(name if n == 0 else f"{name}_duplicated_{n - 1}")
+    rows = records[1:]
+    return pl.DataFrame(
+        {c: [(r[i] or None) if r else None for r in rows] for i, c in enumerate(header)},
+        schema=dict.fromkeys(header, pl.String),
+    )
+
+
+_KEY_TOKEN = re.compile(rb"(?<![0-9A-Za-z])k[0-9a-f]{10}(?![0-9A-Za-z])")
+
+
+def _check_keys_kept(raw: bytes, df: pl.DataFrame, path: Path) -> None:
+    """Refuse a sheet in which a row's key is not a cell of the key column.
+
+    That happens when a stray quote or a lost line break joins a row to the one before
+    (or to the header): the row is not read as a row of its own and its label would
+    vanish.
+    """
+    keys: set[str] = set()
+    if "key" in df.columns:
+        keys = set(df.get_column("key").drop_nulls().str.strip_chars().to_list())
+    for m in _KEY_TOKEN.finditer(raw):
+        if m.group().decode() not in keys:
+            line_no = raw.count(b"\n", 0, m.start()) + 1
+            raise FileFormatError(
+                f"the row key {m.group().decode()!r} is not in the key column: its row is "
+                "not read as a row of its own (a stray quote or a lost line break joined it "
+                "to the row above)",
+                path=str(path),
+                line_no=line_no,
+                line=_line(raw, line_no),
+                hint="restore the line break or remove the stray quote before this line, or "
+                "save the sheet again from the spreadsheet",
+            )
+
+
 def _read_sheet(path: str | os.PathLike[str]) -> pl.DataFrame:
     p = Path(path)
     if not p.exists():
@@ -176,14 +271,16 @@ def _read_sheet(path: str | os.PathLike[str]) -> pl.DataFrame:
                 0
             ].count(b","):
                 sep = ";"  # spreadsheets in comma-decimal locales save with semicolons
-            df = pl.read_csv(raw, separator=sep, infer_schema=False)
+            df = _read_csv(raw, sep, p)
+            _check_keys_kept(raw, df, p)
         else:
             raise SearchEvalError(
                 f"path={str(path)!r}: unknown sheet format {suffix!r}; use .csv, .tsv or .parquet"
             )
-    except pl.exceptions.PolarsError as exc:
+    except (pl.exceptions.PolarsError, pl.exceptions.PanicException) as exc:
+        # a damaged Parquet file can make the decoder panic instead of raising
         raise FileFormatError(
-            f"cannot read the label sheet: {exc}",
+            f"cannot read the label sheet (the file is damaged or not a sheet): {exc}",
             path=str(path),
             hint="save it from the spreadsheet as CSV (UTF-8) or keep the Parquet file",
         ) from exc
@@ -250,16 +347,20 @@ def import_label_sheet(
         df = _read_sheet(sheet)
         kind = input_kind(df)
         src = f"sheet {str(sheet)!r}"
+        # column problems are in the header row (Parquet: the file's schema)
+        parquet = Path(sheet).suffix.lower() == ".parquet"
+        header = f"{src}, {'schema' if parquet else 'header row (line 1)'}"
     else:
         kind = input_kind(sheet)
         df = _to_polars_frame(sheet, "sheet")
         src = "sheet"
+        header = src
     lookup = normalize_grades(grades)
-    qid = _id_column(df, "query_id", src)
-    did = _id_column(df, "doc_id", src)
+    qid = _id_column(df, "query_id", header)
+    did = _id_column(df, "doc_id", header)
     if label_column not in df.columns:
         raise MissingColumnError(
-            f"{src}: no {label_column!r} column to read labels from; the columns are "
+            f"{header}: no {label_column!r} column to read labels from; the columns are "
             f"{df.columns}. Pass label_column='...' if you renamed it."
         )
     # Row numbers as a spreadsheet shows them: header is row 1.

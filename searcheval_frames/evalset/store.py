@@ -12,6 +12,7 @@ import contextlib
 import json
 import os
 import warnings
+import zlib
 from collections.abc import Sequence
 from datetime import UTC, datetime
 from pathlib import Path
@@ -54,6 +55,51 @@ def _locked(fd: int):
         fcntl.flock(fd, fcntl.LOCK_UN)
 
 
+def _crc(body: bytes) -> str:
+    return f"{zlib.crc32(body):08x}"
+
+
+def _line_of(rec: dict[str, Any]) -> bytes:
+    """One journal line: the record as compact JSON, ending with a checksum of the rest.
+
+    ``{"query_id":"q1",...,"time":"...","crc":"1a2b3c4d"}``: ``crc`` is the CRC-32 of
+    the bytes before ``,"crc":``, so a line changed on disk (a flipped byte that still
+    parses, e.g. another id) is refused instead of read as another label.
+    """
+    body = json.dumps(rec, ensure_ascii=False, separators=(",", ":")).encode()[:-1]
+    return body + b',"crc":"' + _crc(body).encode() + b'"}\n'
+
+
+def _parse_line(line: bytes) -> dict[str, Any]:
+    """A journal line → record; ValueError / KeyError / TypeError if it is damaged.
+
+    Lines without ``crc`` (journals written before it, or edited by hand) are read
+    without the check; ``label`` must be present (``null`` for a retraction).
+    """
+    obj = json.loads(line)
+    if not isinstance(obj, dict):
+        raise TypeError(f"a line is a JSON object, not {type(obj).__name__}")
+    if "crc" in obj:
+        body = line.rstrip(b"\r")
+        cut = body.rfind(b',"crc":')
+        if cut < 0 or body[cut:] != b',"crc":"' + str(obj["crc"]).encode() + b'"}' or (
+            _crc(body[:cut]) != obj["crc"]
+        ):
+            raise ValueError("its checksum does not match: it changed after it was written")
+    label = obj["label"]
+    if label is not None:
+        label = _parse_label(label, None)
+        if label is None:
+            raise ValueError(f"label {obj['label']!r} is not an integer")
+    return {
+        "query_id": str(obj["query_id"]),
+        "doc_id": str(obj["doc_id"]),
+        "label": label,
+        "assessor": str(obj.get("assessor") or ""),
+        "time": str(obj.get("time") or ""),
+    }
+
+
 _RECORD_SCHEMA = {
     "query_id": pl.String,
     "doc_id": pl.String,
@@ -67,8 +113,11 @@ class LabelStore:
     """Append-only, crash-safe store of relevance labels (a JSON Lines journal).
 
     Every :meth:`append` writes one line ``{"query_id", "doc_id", "label", "assessor",
-    "time"}`` with a single ``write`` under an exclusive file lock, then ``fsync``; when
-    it returns, the label is on disk. Lines are never rewritten: a new label for the same
+    "time", "crc"}`` with a single ``write`` under an exclusive file lock, then ``fsync``;
+    when it returns, the label is on disk. ``crc`` is a checksum of the rest of the line:
+    a line damaged on disk is reported with its line number, never read as another
+    label (lines without ``crc``, from older journals or typed by hand, are read as
+    they are). Lines are never rewritten: a new label for the same
     (query, document, assessor) supersedes the older one, :meth:`remove` appends a
     retraction (``label: null``). Opening the file again resumes where the assessor
     stopped. A writer killed mid-line leaves a torn last line: it is ignored and reported
@@ -143,22 +192,16 @@ class LabelStore:
             if not line.strip():
                 continue
             try:
-                rec = json.loads(line)
-                rec = {
-                    "query_id": str(rec["query_id"]),
-                    "doc_id": str(rec["doc_id"]),
-                    "label": None if rec.get("label") is None else int(rec["label"]),
-                    "assessor": str(rec.get("assessor") or ""),
-                    "time": str(rec.get("time") or ""),
-                }
+                rec = _parse_line(line)
             except (ValueError, KeyError, TypeError) as exc:
                 raise FileFormatError(
                     f"label journal has a damaged line ({exc})",
                     path=str(self.path),
                     line_no=line_no,
                     line=line.decode("utf-8", "replace")[:200],
-                    hint="a line in the middle was edited by hand; fix or delete that line "
-                    "(the other lines are intact)",
+                    hint="the line was damaged on disk or edited by hand; fix or delete that "
+                    "line (the other lines are intact). After a deliberate edit, also delete "
+                    'its "crc" field.',
                 ) from exc
             self._records.append(rec)
         self._lines_read = start_line + complete.count(b"\n")
@@ -277,7 +320,7 @@ class LabelStore:
         self.torn = None
 
     def _write(self, rec: dict[str, Any]) -> None:
-        line = (json.dumps(rec, ensure_ascii=False, separators=(",", ":")) + "\n").encode()
+        line = _line_of(rec)
         fd = self._open()
         with _locked(fd):
             self._repair_tail(fd)
