@@ -321,6 +321,8 @@ def evaluate_frames(
 
     ``blocks``: the run's (run, query) blocks when the caller already knows them.
     """
+    for m in measures:
+        m.definition.check_qrels(m, qrels)
     ctx = Context(relevance_level=relevance_level, compat=compat)
     cols = {m: f"_m{i}" for i, m in enumerate(measures)}
     aggs = [e for m in measures for e in m.definition.agg(m, ctx, cols[m])]
