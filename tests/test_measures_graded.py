@@ -253,5 +253,22 @@ def test_cli(tmp_path):
     got = {name.strip(): float(v) for name, qid, v in lines if qid == "all"}
     assert got["ERR@20"] == pytest.approx(want["ERR@20"], abs=5e-5)
     assert got["rbp_p=0.8"] == pytest.approx(want["RBP(p=0.8)"], abs=5e-5)
-    res = cli(str(qrels), str(run), "-m", "alpha-nDCG@10")
-    assert res.returncode != 0 and "subtopic" in res.stderr
+
+def test_cli_reads_diversity_qrels_for_alpha_ndcg(tmp_path):
+    # ndeval's format: topic subtopic docno judgment; the same rows as SUB
+    qrels = tmp_path / "div.qrels"
+    qrels.write_text("".join(f"{q} {s} {d} {r}\n" for q, s, d, r in SUB.iter_rows()))
+    run = tmp_path / "div.run"
+    run.write_text("q1 Q0 a 1 3 one\nq1 Q0 b 2 2 one\nq1 Q0 c 3 1 one\n")
+    res = cli(str(qrels), str(run), "-m", "alpha-nDCG@3", "-m", "P@3", "-f", "csv")
+    assert res.returncode == 0, res.stderr
+    table = pl.read_csv(res.stdout.encode())
+    want = values(sef.read_run(run), SUB, ["alpha-nDCG@3", "P@3"])
+    assert table["alpha-nDCG@3"].item() == pytest.approx(want["alpha-nDCG@3"], abs=1e-12)
+    assert table["P@3"].item() == pytest.approx(want["P@3"], abs=1e-12)
+    # the same file without a diversity measure is refused, as before: duplicate documents
+    res = cli(str(qrels), str(run), "-m", "P@3")
+    assert res.returncode != 0 and "duplicate" in res.stderr
+    # and as a path through sef.evaluate
+    got = values(str(run), str(qrels), ["alpha-nDCG@3"])
+    assert got["alpha-nDCG@3"] == pytest.approx(want["alpha-nDCG@3"], abs=1e-12)

@@ -193,7 +193,8 @@ def _qrels_from(
     if is_path(obj):
         from .. import io
 
-        return qrels_frame(io.read_qrels(obj, columns=columns), validate=False)
+        return qrels_frame(io.read_qrels(obj, columns=columns, subtopics=subtopics),
+                           validate=False, subtopics=subtopics)
     return qrels_frame(obj, columns=columns, subtopics=subtopics)
 
 

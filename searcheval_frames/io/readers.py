@@ -743,11 +743,12 @@ def _table_lines(path: Path, line_nos: list[int]) -> dict[int, str]:
 
 
 def _table_canonical(df: pl.DataFrame, path: Path, first_line: int, label: str,
-                     fmt: str, kind: str, columns: Mapping[str, str] | None) -> pl.DataFrame:
+                     fmt: str, kind: str, columns: Mapping[str, str] | None,
+                     subtopics: bool = False) -> pl.DataFrame:
     if df.height == 0:
         raise EmptyInputError(f"{path}: the file has no rows")
     wanted = ("query_id", "doc_id") + (("relevance",) if kind == "qrels" else ())
-    optional = ("score", "rank", "run") if kind == "run" else ()
+    optional = ("score", "rank", "run") if kind == "run" else ("subtopic",) if subtopics else ()
     found: dict[str, str] = {}
     taken: set[str] = set()
     for canon in wanted + optional:
@@ -794,7 +795,7 @@ def _table_canonical(df: pl.DataFrame, path: Path, first_line: int, label: str,
         probs.add(bad, pl.format("the relevance {} is not an integer",
                                  pl.col("relevance").fill_null("(missing)")))
     if not probs.parts:
-        key = (["run"] if "run" in found else []) + ["query_id", "doc_id"]
+        key = [c for c in ("run", "query_id", "doc_id", "subtopic") if c in found]
         _dup_problems(raw, key, probs, "document" if kind == "run" else "judgment")
     if probs.parts and fmt in ("csv", "tsv", "jsonl"):
         # replace reconstructed text with the real lines of the file
@@ -993,7 +994,7 @@ def _read_one_run(
 
 
 # --------------------------------------------------------------------------- public: qrels
-def _read_trec_qrels(path: Path, data: bytes) -> pl.DataFrame:
+def _read_trec_qrels(path: Path, data: bytes, subtopics: bool = False) -> pl.DataFrame:
     lines = _data_lines(_lines(data, path))
     df = _split_fields(lines, 4)
     probs = _Problems(path, "qrels")
@@ -1005,13 +1006,15 @@ def _read_trec_qrels(path: Path, data: bytes) -> pl.DataFrame:
         probs.add(ok.filter(~pl.col("f3").str.contains(_INT_RE)), pl.format(
             "the relevance {} is not an integer", pl.col("f3")))
         if not probs.parts:
-            _dup_problems(ok.rename({"f0": "query_id", "f2": "doc_id"}),
-                          ["query_id", "doc_id"], probs, "judgment")
+            _dup_problems(ok.rename({"f0": "query_id", "f2": "doc_id", "f1": "subtopic"}),
+                          ["query_id", "doc_id"] + (["subtopic"] if subtopics else []),
+                          probs, "judgment")
     probs.raise_if_any()
     return df.select(
         pl.col("f0").alias("query_id"),
         pl.col("f2").alias("doc_id"),
         pl.col("f3").str.strip_chars().cast(pl.Float64).cast(pl.Int64).alias("relevance"),
+        *([pl.col("f1").alias("subtopic")] if subtopics else []),
     )
 
 
@@ -1021,6 +1024,7 @@ def read_qrels(
     format: Format | None = None,
     columns: Mapping[str, str] | None = None,
     backend: Backend = "polars",
+    subtopics: bool = False,
 ) -> Any:
     """Read relevance judgments into the canonical qrels frame.
 
@@ -1036,11 +1040,15 @@ def read_qrels(
         For tables: canonical name → your column name, e.g. ``{"relevance": "grade"}``.
     backend
         ``"polars"`` (default) or ``"pandas"``.
+    subtopics
+        Judgments per subtopic (diversity qrels, ``topic subtopic docno rel``): keep
+        the second TREC column (or a table's ``subtopic`` column) as ``subtopic``.
 
     Returns
     -------
     DataFrame
-        ``query_id, doc_id, relevance`` (Int64; negative = judged but unusable).
+        ``query_id, doc_id, relevance`` (Int64; negative = judged but unusable),
+        plus ``subtopic`` with ``subtopics=True``.
 
     Examples
     --------
@@ -1057,16 +1065,16 @@ def read_qrels(
     for p in _paths(path):
         fmt = format or detect_format(p, "qrels")
         if fmt == "trec":
-            df = _read_trec_qrels(p, _read_bytes(p))
+            df = _read_trec_qrels(p, _read_bytes(p), subtopics)
         else:
             table, first, label = _read_table(p, fmt)
-            df = _table_canonical(table, p, first, label, fmt, "qrels", columns)
+            df = _table_canonical(table, p, first, label, fmt, "qrels", columns, subtopics)
         if df.height == 0:
             raise EmptyInputError(f"{p}: the qrels file has no judgments")
         parts.append(df)
     out = parts[0] if len(parts) == 1 else pl.concat(parts)
     if len(parts) > 1:
-        frames.qrels_frame(out, arg="qrels files")  # duplicate judgments across files
+        frames.qrels_frame(out, arg="qrels files", subtopics=subtopics)  # duplicates across files
     return _native(out, backend)
 
 
