@@ -25,6 +25,7 @@ import pkgutil
 import shutil
 import subprocess
 import warnings
+from collections import Counter
 from pathlib import Path
 
 import polars as pl
@@ -45,6 +46,17 @@ DL_RUNS = ["bm25", "bm25-rm3", "splade-pp-ed", "tasb", "openai-ada2", "repllama"
 
 
 # ----------------------------------------------------------------------------- helpers
+#: values compared per measure over the whole module (printed at the end with -s)
+COMPARED: Counter = Counter()
+
+
+@pytest.fixture(scope="module", autouse=True)
+def _report_counts():
+    yield
+    for name, n in sorted(COMPARED.items()):
+        print(f"[oracle total] {name}: {n}")
+
+
 def ours(run: pl.DataFrame, qrels: pl.DataFrame, names: list[str], **opts) -> dict:
     """{(run, query_id, name as given): value} for the queries in both run and qrels."""
     ms = [parse_measure(n) for n in names]
@@ -84,6 +96,13 @@ def irm_values(provider, measure, qrels: pl.DataFrame, run: pl.DataFrame) -> dic
     return out
 
 
+def _family(name: str) -> str:
+    m = parse_measure(name)
+    if m.family == "RBP":
+        return "RBP(gain=label)" if m.param("gain") else "RBP(rel=k)"
+    return m.family
+
+
 def agree(mine: dict, theirs: dict, name: str, tol: float = TOL) -> tuple[int, list]:
     n, bad = 0, []
     for (run, qid), ref in theirs.items():
@@ -94,6 +113,7 @@ def agree(mine: dict, theirs: dict, name: str, tol: float = TOL) -> tuple[int, l
             continue
         value = mine[(run, qid, name)]
         n += 1
+        COMPARED[_family(name) + (" (5 decimals)" if tol > TOL else "")] += 1
         if not math.isclose(value, ref, rel_tol=0.0, abs_tol=tol):
             bad.append((run, qid, name, ref, value))
     return n, bad
@@ -158,6 +178,7 @@ def check_err(run, qrels, tmp: Path) -> dict[str, int]:
     return counts
 
 
+@pytest.mark.shared
 @pytest.mark.parametrize("year", ["19", "20"])
 def test_err_trec_dl(year, tmp_path):
     run, qrels = dl(year)
@@ -192,6 +213,7 @@ def check_rbp(run, qrels) -> dict[str, int]:
     return counts
 
 
+@pytest.mark.shared
 @pytest.mark.parametrize("year", ["19", "20"])
 def test_rbp_trec_dl(year):
     run, qrels = dl(year)
@@ -226,6 +248,7 @@ def rbp_resid_reference(run: pl.DataFrame, qrels: pl.DataFrame, p: float) -> dic
     return out
 
 
+@pytest.mark.shared
 @pytest.mark.parametrize("year", ["19", "20"])
 def test_rbp_residual_trec_dl(year):
     run, qrels = dl(year)
@@ -270,6 +293,7 @@ def check_alpha(run, sub_qrels, rel: int, alpha: float, cutoffs=(5, 10, 20)) -> 
     for (r, q, m), ref in theirs.items():
         value = mine[(r, q, mine_names[nd_names.index(m)])]
         n += 1
+        COMPARED["alpha-nDCG"] += 1
         if not math.isclose(value, ref, rel_tol=0.0, abs_tol=TOL):
             bad.append((r, q, m, ref, value))
     assert not bad, f"{len(bad)} of {n} differ: {bad[:5]}"
@@ -293,6 +317,7 @@ def synthetic_subtopics(qrels: pl.DataFrame) -> pl.DataFrame:
     return pl.concat(parts).unique(["query_id", "subtopic", "doc_id"], keep="first")
 
 
+@pytest.mark.shared
 @pytest.mark.parametrize("year", ["19", "20"])
 def test_alpha_ndcg_trec_dl_runs(year):
     run, qrels = dl(year)
@@ -337,6 +362,7 @@ RANX_NAMES = ["ndcg@10", "ndcg_burges@10", "map@100", "map", "mrr", "mrr@10", "p
               "recall@100", "hit_rate@5", "r-precision"]
 
 
+@pytest.mark.shared
 def test_ranx_names_trec_dl():
     ranx = pytest.importorskip("ranx")
     run, qrels = dl("19")
@@ -352,6 +378,7 @@ def test_ranx_names_trec_dl():
         for metric in RANX_NAMES:
             for qid, ref in r.scores[metric].items():
                 n += 1
+                COMPARED["ranx " + metric] += 1
                 if not math.isclose(mine[(name, qid, metric)], ref, abs_tol=TOL):
                     bad.append((name, qid, metric, ref, mine[(name, qid, metric)]))
     print(f"[oracle] ranx names DL19: {n}")
