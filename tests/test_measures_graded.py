@@ -45,6 +45,9 @@ REPO = Path(__file__).resolve().parents[1]
     ("alpha_nDCG@20", "alpha-nDCG@20", None),
     ("alpha-nDCG(alpha=0.5)@5", "alpha-nDCG@5", None),
     ("alpha_nDCG(alpha=0.25,rel=2)@10", "alpha-nDCG(alpha=0.25,rel=2)@10", None),
+    ("compat", "Compat", None),
+    ("Compat(p=0.95,normalize=true)", "Compat", None),
+    ("Compat(p=0.8,normalize=false)", "Compat(normalize=False,p=0.8)", None),
     # ranx spellings
     ("ndcg_burges@10", "nDCG(gain=exp)@10", None),
     ("hit_rate@5", "Success@5", "success_5"),
@@ -65,7 +68,7 @@ def test_names(given, canonical, trec):
 @pytest.mark.parametrize("bad", ["RBP(p=1.5)", "RBP(p=0)", "RBP(p=x)", "RBP(rel=2,gain=label)",
                                  "RBP(gain=exp)", "ERR(max_rel=0)@10", "alpha-nDCG",
                                  "alpha-nDCG(alpha=2)@10", "RBPResidual@10", "rbp.95",
-                                 "ERR(p=0.5)@10"])
+                                 "ERR(p=0.5)@10", "Compat@10", "Compat(normalize=maybe)"])
 def test_bad_names(bad):
     with pytest.raises(UnknownMeasureError):
         parse_measure(bad)
@@ -74,7 +77,7 @@ def test_bad_names(bad):
 def test_listed():
     table = sef.list_measures()
     rows = {r["family"]: r for r in table.iter_rows(named=True)}
-    for fam in ("ERR", "RBP", "RBPResidual", "alpha-nDCG"):
+    for fam in ("ERR", "RBP", "RBPResidual", "alpha-nDCG", "Compat"):
         assert rows[fam]["formula"] and rows[fam]["summary"]
     assert "rbp_resid" in rows["RBPResidual"]["aliases"]
     assert rows["RBP"]["trec_eval"] == "rbp"
@@ -127,6 +130,17 @@ def test_rbp_binary_labels_are_not_scaled_and_residual_needs_an_unjudged_documen
     assert got["RBPResidual(p=0.5)"] == 0.0  # everything judged: trec_eval reports 0
     got = values(RUN, QRELS, ["RBPResidual(p=0.5)"], judged_only=True)
     assert got["RBPResidual(p=0.5)"] == 0.0
+
+
+def test_compat_by_hand():
+    # ranking a, x, b, c; ideal a (3), c (2), e (1); D = 4; w_i = p^(i-1) / i
+    got = values(RUN, QRELS, ["Compat(p=0.5)", "Compat(p=0.5,normalize=false)"])
+    w = [0.5 ** (i - 1) / i for i in range(1, 5)]
+    overlap = sum(w) + w[3]  # a from depth 1, c (rank 4, ideal 2) from depth 4
+    best = sum(wi * min(i, 3) for i, wi in enumerate(w, start=1))
+    assert got["Compat(p=0.5)"] == pytest.approx(overlap / best, abs=1e-15)
+    assert got["Compat(normalize=False,p=0.5)"] == pytest.approx(
+        overlap / sum(0.5 ** (i - 1) for i in range(1, 5)), abs=1e-15)
 
 
 SUB = pl.DataFrame({"query_id": "q1",

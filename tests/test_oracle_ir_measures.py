@@ -8,14 +8,15 @@
 * RBPResidual  a plain-Python transcription of trec_eval 10's rbp_resid definition (no
              ir_measures provider computes a residual);
 * alpha-nDCG ir_measures' alpha_nDCG provider, pyndeval (ndeval.c);
+* Compat     ir_measures' Compat (its own Python code);
 * ranx names (ndcg@k, ndcg_burges@k, map@k, mrr, precision@k, recall@k, hit_rate@k,
              r-precision) against ranx itself.
 
 Tie handling: gdeval and trec_eval both order by score, then doc id descending, and cwl_eval
 keeps the order it is given (a stable sort by score), so those get runs with ties, fed in
-our order. trectools averages the weights of tied documents, pyndeval breaks ties by doc id
-ascending and ranx by its own sort: those get tie-free runs (scores replaced by the
-position in our order), stated per test.
+our order. trectools averages the weights of tied documents, pyndeval and Compat break ties
+by doc id ascending and ranx by its own sort: those get tie-free runs (scores replaced by
+the position in our order), stated per test.
 """
 
 from __future__ import annotations
@@ -73,9 +74,9 @@ def trec_order(run: pl.DataFrame) -> pl.DataFrame:
 
 
 def tie_free(run: pl.DataFrame) -> pl.DataFrame:
-    """Same order as ours, no ties: the score becomes minus the position."""
+    """Same order as ours, no ties: the score becomes n + 1 - position (positive)."""
     return trec_order(run).with_columns(
-        (-pl.int_range(1, pl.len() + 1).over("run", "query_id")).cast(pl.Float64).alias("score")
+        (pl.len() - pl.int_range(pl.len())).over("run", "query_id").cast(pl.Float64).alias("score")
     )
 
 
@@ -260,6 +261,30 @@ def test_rbp_residual_trec_dl(year):
     print(f"[oracle] RBPResidual DL{year} vs trec_eval transcription: {n}")
     assert n >= 3 * 7 * 43
     assert not bad, bad[:5]
+
+
+# ----------------------------------------------------------------------------- Compat
+def check_compat(run, qrels) -> int:
+    """ir_measures' Compat on tie-free runs with positive scores (it ranks unretrieved
+    relevant documents at score 0 in the ideal, ahead of negative scores)."""
+    run = tie_free(run)
+    n, bad = 0, []
+    for p, norm in [(0.95, True), (0.8, True), (0.95, False)]:
+        name = f"Compat(p={p},normalize={norm})"
+        theirs = irm_values(ir_measures.compat, ir_measures.Compat(p=p, normalize=norm), qrels, run)
+        k, b = agree(ours(run, qrels, [name]), theirs, name)
+        n, bad = n + k, bad + b
+    assert not bad, f"{len(bad)} of {n} differ: {bad[:5]}"
+    return n
+
+
+@pytest.mark.shared
+@pytest.mark.parametrize("year", ["19", "20"])
+def test_compat_trec_dl(year):
+    run, qrels = dl(year)
+    n = check_compat(run, qrels)
+    print(f"[oracle] Compat DL{year}: {n}")
+    assert n >= 3 * 7 * 43
 
 
 # ----------------------------------------------------------------------------- alpha-nDCG
@@ -462,3 +487,11 @@ def test_random_alpha_ndcg(data, rel, alpha):
     run, sub = data
     if _usable(run, sub):
         check_alpha(run, sub, rel, alpha, cutoffs=(1, 3, 5, 20))
+
+
+@settings(max_examples=40, deadline=None, suppress_health_check=[HealthCheck.too_slow])
+@given(data=collections())
+def test_random_compat(data):
+    run, qrels = data
+    if _usable(run, qrels):
+        check_compat(run, qrels)

@@ -173,6 +173,11 @@ def _by_subtopic(m: Measure) -> bool:
     return bool(getattr(m.definition, "subtopics", False))
 
 
+def _whole_frame(m: Measure) -> bool:
+    """Measures computed by the family from whole frames (``per_query``), not by ``agg``."""
+    return hasattr(m.definition, "per_query")
+
+
 def _flat_qrels(qrels: pl.DataFrame) -> pl.DataFrame:
     """One label per (query, doc): the largest over subtopics when qrels have them."""
     if "subtopic" not in qrels.columns:
@@ -343,7 +348,7 @@ def evaluate_frames(
     subtopics, qrels = qrels, _flat_qrels(qrels)
     ctx = Context(relevance_level=relevance_level, compat=compat)
     cols = {m: f"_m{i}" for i, m in enumerate(measures)}
-    aggs = [e for m in measures if not _by_subtopic(m) for e in m.definition.agg(m, ctx, cols[m])]
+    aggs = [e for m in measures if not _whole_frame(m) for e in m.definition.agg(m, ctx, cols[m])]
     values = [m.definition.value(m, ctx, cols[m]).cast(pl.Float64).alias(m.name) for m in measures]
 
     ranked = rank_judged(
@@ -366,8 +371,8 @@ def evaluate_frames(
             pl.col(agg_cols).fill_null(0).fill_nan(0)
         )
     for m in measures:
-        if _by_subtopic(m):
-            part = m.definition.per_query(m, ctx, cols[m], ranked.judged, subtopics)  # type: ignore[attr-defined]
+        if _whole_frame(m):
+            part = m.definition.per_query(m, ctx, cols[m], ranked, subtopics)  # type: ignore[attr-defined]
             per_q = per_q.join(part, on=KEYS, how="left").with_columns(pl.col(cols[m]).fill_null(0.0))
     wide = per_q.select(*KEYS, *values)
 

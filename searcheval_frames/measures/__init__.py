@@ -7,7 +7,7 @@
 
 from __future__ import annotations
 
-from . import bpref, counts, diversity, err, ndcg, precision, rank, rbp  # noqa: F401  (register families)
+from . import bpref, compat, counts, diversity, err, ndcg, precision, rank, rbp  # noqa: F401  (register families)
 from .base import (
     REGISTRY,
     Context,

@@ -29,6 +29,8 @@ call see one label per document: its largest label over the subtopics.
 
 from __future__ import annotations
 
+from typing import Any
+
 import polars as pl
 
 from ..errors import MissingColumnError
@@ -92,7 +94,8 @@ class AlphaNDCG(Family):
     cutoff_required = True
     params = {"alpha": _alpha, "rel": int}
     param_defaults = {"alpha": DEFAULT_ALPHA}
-    #: computed from the subtopic judgments (evaluate hands them to :meth:`per_query`)
+    #: computed from the subtopic judgments: evaluate reads the qrels' subtopic column and
+    #: calls :meth:`per_query` (instead of ``agg``) with the ranked frames and those qrels
     subtopics = True
     summary = ("alpha-nDCG (Clarke et al. 2008): nDCG over subtopic judgments where a subtopic "
                "already covered c times gains only (1-alpha)^c (alpha=0.5 by default); the "
@@ -113,9 +116,10 @@ class AlphaNDCG(Family):
             )
 
     def per_query(
-        self, m: Measure, ctx: Context, col: str, judged: pl.DataFrame, subtopics: pl.DataFrame
+        self, m: Measure, ctx: Context, col: str, ranked: Any, subtopics: pl.DataFrame
     ) -> pl.DataFrame:
         """``run, query_id, col`` from the ranked judged rows and the subtopic judgments."""
+        judged = ranked.judged
         alpha = float(m.param("alpha", DEFAULT_ALPHA))
         k = int(m.cutoff or 0)
         covers = subtopics.filter(pl.col("relevance") >= ctx.level(m)).select(
