@@ -211,10 +211,10 @@ def test_compare_runs_on_new_measures():
                                        "relevance": [1, 0]}))
     with warnings.catch_warnings():
         warnings.simplefilter("ignore")
-        cmp = sef.compare(run, qrels=qrels, measures=["ERR@10", "RBP(p=0.8)", "rbp_resid"],
-                          baseline="one")
+        cmp = sef.compare(run, qrels=qrels, measures=["ERR@10", "RBP(p=0.8)", "rbp_resid",
+                                                      "Compat"], baseline="one")
     table = cmp.to_polars()
-    assert set(table["measure"]) == {"ERR@10", "RBP(p=0.8)", "RBPResidual(p=0.9)"}
+    assert set(table["measure"]) == {"ERR@10", "RBP(p=0.8)", "RBPResidual(p=0.9)", "Compat"}
 
 
 # ----------------------------------------------------------------------------- bad input
@@ -256,12 +256,12 @@ def test_cli(tmp_path):
     run.write_text("1 Q0 a 1 4 one\n1 Q0 x 2 3 one\n1 Q0 b 3 2 one\n1 Q0 c 4 1 one\n"
                    "2 Q0 b 1 5 one\n")
     res = cli(str(qrels), str(run), "-q", "-m", "ERR@20", "-m", "RBP(p=0.8)", "-m", "rbp.p=0.8",
-              "-m", "rbp_resid", "-f", "trec_eval")
+              "-m", "rbp_resid", "-m", "Compat", "-f", "trec_eval")
     assert res.returncode == 0, res.stderr
     lines = [line.split("\t") for line in res.stdout.splitlines()]
     labels = {(name.strip(), qid) for name, qid, _ in lines}
     assert ("rbp_p=0.8", "all") in labels and ("rbp_resid", "all") in labels
-    assert ("ERR@20", "1") in labels
+    assert ("ERR@20", "1") in labels and ("Compat", "all") in labels
     want = values(sef.read_run(run), sef.read_qrels(qrels), ["ERR@20", "RBP(p=0.8)", "rbp_resid"],
                   missing="skip")
     got = {name.strip(): float(v) for name, qid, v in lines if qid == "all"}
