@@ -233,7 +233,7 @@ def _list_measures(out: TextIO) -> None:
 
 def run_cli(args: argparse.Namespace, out: TextIO) -> int:
     """Evaluate as the parsed command line says; returns the exit code."""
-    from ..core.evaluate import _check_options, evaluate_frames
+    from ..core.evaluate import _by_subtopic, _check_options, _flat_qrels, evaluate_frames
     from ..io import read_qrels
     from ..measures import parse_measures
     from .trec_eval import expand_measures
@@ -242,17 +242,19 @@ def run_cli(args: argparse.Namespace, out: TextIO) -> int:
     if exp.skipped:
         print("searcheval: note: not implemented, left out: " + ", ".join(exp.skipped),
               file=sys.stderr)
-    qrels = read_qrels(args.qrels)
     names = [r.name for r in exp.requests if r.measure is not None]
     if not names:
         raise SearchEvalError("no measure to compute besides runid; add -m MEASURE")
+    # diversity measures read the qrels' second column as the subtopic (ndeval's format)
+    qrels = read_qrels(args.qrels, subtopics=any(_by_subtopic(r.measure) for r in exp.requests
+                                                 if r.measure is not None))
     opts: dict[str, Any] = dict(
         relevance_level=args.level, missing="zero" if args.complete else "skip",
         depth=args.depth, judged_only=args.judged_only, compat=args.compat)
     _check_options(opts["relevance_level"], opts["missing"], opts["depth"], opts["compat"],
                    "canonical", func="searcheval")
     measures = parse_measures(names, duplicates="drop")
-    run, blocks = _read_runs(args.runs, args.name_from, qrels)
+    run, blocks = _read_runs(args.runs, args.name_from, _flat_qrels(qrels))
     runs = run.get_column("run").unique(maintain_order=True).to_list()
     with warnings.catch_warnings(record=True) as caught:
         warnings.simplefilter("always")

@@ -129,8 +129,8 @@ def evaluate(
     kind = input_kind(run)
     ms = parse_measures(measures)
     given = _given_names(measures, ms) if names == "as_given" else None
-    qrels_df = _qrels_from(qrels, columns)
-    run_df, blocks = _run_from(run, qrels_df, columns)
+    qrels_df = _qrels_from(qrels, columns, subtopics=any(_by_subtopic(m) for m in ms))
+    run_df, blocks = _run_from(run, _flat_qrels(qrels_df), columns)
     result = evaluate_frames(
         run_df,
         qrels_df,
@@ -170,7 +170,28 @@ def _run_from(
     return (df if blocks is not None else run_frame(df, validate=False)), blocks
 
 
-def _qrels_from(obj: Any, columns: Mapping[str, str] | None) -> pl.DataFrame:
+def _by_subtopic(m: Measure) -> bool:
+    """Measures computed from judgments per subtopic (alpha-nDCG)."""
+    return bool(getattr(m.definition, "subtopics", False))
+
+
+def _whole_frame(m: Measure) -> bool:
+    """Measures computed by the family from whole frames (``per_query``), not by ``agg``."""
+    return hasattr(m.definition, "per_query")
+
+
+def _flat_qrels(qrels: pl.DataFrame) -> pl.DataFrame:
+    """One label per (query, doc): the largest over subtopics when qrels have them."""
+    if "subtopic" not in qrels.columns:
+        return qrels
+    return qrels.group_by("query_id", "doc_id", maintain_order=True).agg(
+        pl.col("relevance").max()
+    )
+
+
+def _qrels_from(
+    obj: Any, columns: Mapping[str, str] | None, subtopics: bool = False
+) -> pl.DataFrame:
     """Canonical qrels from a user object, or from file path(s) read with :mod:`.io`.
 
     Files are validated line by line while they are read, so the frame-level checks
@@ -179,8 +200,9 @@ def _qrels_from(obj: Any, columns: Mapping[str, str] | None) -> pl.DataFrame:
     if is_path(obj):
         from .. import io
 
-        return qrels_frame(io.read_qrels(obj, columns=columns), validate=False)
-    return qrels_frame(obj, columns=columns)
+        return qrels_frame(io.read_qrels(obj, columns=columns, subtopics=subtopics),
+                           validate=False, subtopics=subtopics)
+    return qrels_frame(obj, columns=columns, subtopics=subtopics)
 
 
 def _given_names(measures: Any, ms: list[Measure]) -> dict[str, str]:
@@ -329,9 +351,12 @@ def evaluate_frames(
 
     ``blocks``: the run's (run, query) blocks when the caller already knows them.
     """
+    for m in measures:
+        m.definition.check_qrels(m, qrels)
+    subtopics, qrels = qrels, _flat_qrels(qrels)
     ctx = Context(relevance_level=relevance_level, compat=compat)
     cols = {m: f"_m{i}" for i, m in enumerate(measures)}
-    aggs = [e for m in measures for e in m.definition.agg(m, ctx, cols[m])]
+    aggs = [e for m in measures if not _whole_frame(m) for e in m.definition.agg(m, ctx, cols[m])]
     values = [m.definition.value(m, ctx, cols[m]).cast(pl.Float64).alias(m.name) for m in measures]
 
     ranked = rank_judged(
@@ -353,6 +378,10 @@ def evaluate_frames(
         per_q = per_q.join(agg, on=KEYS, how="left").with_columns(
             pl.col(agg_cols).fill_null(0).fill_nan(0)
         )
+    for m in measures:
+        if _whole_frame(m):
+            part = m.definition.per_query(m, ctx, cols[m], ranked, subtopics)  # type: ignore[attr-defined]
+            per_q = per_q.join(part, on=KEYS, how="left").with_columns(pl.col(cols[m]).fill_null(0.0))
     wide = per_q.select(*KEYS, *values)
 
     order = run_order.with_row_index("_r")

@@ -65,6 +65,8 @@ ALIASES: dict[str, tuple[str, ...]] = {
     "run": ("run", "run_name", "run_id", "runid", "system", "system_name", "tag"),
     "relevance": ("relevance", "rel", "label", "judgment", "judgement", "grade", "qrel",
                   "relevance_label", "rating", "gain"),
+    # only read by qrels_frame(..., subtopics=True) (diversity measures such as alpha-nDCG)
+    "subtopic": ("subtopic", "subtopic_id", "subtopicid", "intent", "intent_id", "aspect"),
 }
 
 
@@ -337,6 +339,7 @@ def qrels_frame(
     columns: Mapping[str, str] | None = None,
     arg: str = "qrels",
     validate: bool = True,
+    subtopics: bool = False,
 ) -> pl.DataFrame:
     """Turn user relevance labels into the canonical qrels frame.
 
@@ -349,12 +352,16 @@ def qrels_frame(
         Canonical name → your column name, e.g. ``{"relevance": "grade"}``.
     validate
         Check for duplicates and non-integer labels (on by default).
+    subtopics
+        Keep a ``subtopic`` column when there is one (judgments per subtopic, for
+        diversity measures); a document may then be labelled once per subtopic.
 
     Returns
     -------
     polars.DataFrame
-        Columns ``query_id, doc_id, relevance`` (Int64). Negative labels are kept:
-        they mean "judged but unusable", as in trec_eval.
+        Columns ``query_id, doc_id, relevance`` (Int64), plus ``subtopic`` (str) with
+        ``subtopics=True``. Negative labels are kept: they mean "judged but unusable",
+        as in trec_eval.
 
     Examples
     --------
@@ -376,17 +383,19 @@ def qrels_frame(
     found = _resolve_columns(
         df,
         ("query_id", "doc_id", "relevance"),
-        (),
+        ("subtopic",) if subtopics else (),
         columns,
         arg,
         "Rename the column or pass columns={'query_id': ..., 'doc_id': ..., 'relevance': ...}.",
     )
-    df = df.select(pl.col(found[c]).alias(c) for c in QRELS_COLUMNS)
-    for c in ("query_id", "doc_id"):
-        df = _ids_to_str(df, c, arg, found[c])
+    cols = QRELS_COLUMNS + (("subtopic",) if "subtopic" in found else ())
+    df = df.select(pl.col(found[c]).alias(c) for c in cols)
+    for c in cols:
+        if c != "relevance":
+            df = _ids_to_str(df, c, arg, found[c])
     df = df.with_columns(_relevance(df, arg, found["relevance"]))
     if validate:
-        key = ["query_id", "doc_id"]
+        key = ["query_id", "doc_id"] + (["subtopic"] if "subtopic" in found else [])
         dup = _duplicates(df, key)
         if dup.height:
             raise DuplicateRowsError(

@@ -179,6 +179,7 @@ def read_qrels(
     format: Format | None = None,
     columns: Mapping[str, str] | None = None,
     backend: Backend = "polars",
+    subtopics: bool = False,
 ) -> Any:
     """Read relevance judgments into the canonical qrels frame.
 
@@ -194,11 +195,15 @@ def read_qrels(
         For tables: canonical name → your column name, e.g. ``{"relevance": "grade"}``.
     backend
         ``"polars"`` (default) or ``"pandas"``.
+    subtopics
+        Judgments per subtopic (diversity qrels, ``topic subtopic docno rel``): keep
+        the second TREC column (or a table's ``subtopic`` column) as ``subtopic``.
 
     Returns
     -------
     DataFrame
-        ``query_id, doc_id, relevance`` (Int64; negative = judged but unusable).
+        ``query_id, doc_id, relevance`` (Int64; negative = judged but unusable),
+        plus ``subtopic`` with ``subtopics=True``.
 
     Examples
     --------
@@ -215,14 +220,14 @@ def read_qrels(
     for p in _paths(path):
         fmt = format or detect_format(p, "qrels")
         if fmt == "trec":
-            df = _read_trec_qrels(p, _read_bytes(p))
+            df = _read_trec_qrels(p, _read_bytes(p), subtopics)
         else:
             table, first, label = _read_table(p, fmt)
-            df = _table_canonical(table, p, first, label, fmt, "qrels", columns)
+            df = _table_canonical(table, p, first, label, fmt, "qrels", columns, subtopics)
         if df.height == 0:
             raise EmptyInputError(f"{p}: the qrels file has no judgments")
         parts.append(df)
     out = parts[0] if len(parts) == 1 else pl.concat(parts)
     if len(parts) > 1:
-        frames.qrels_frame(out, arg="qrels files")  # duplicate judgments across files
+        frames.qrels_frame(out, arg="qrels files", subtopics=subtopics)  # duplicates across files
     return _native(out, backend)

@@ -81,11 +81,12 @@ def _table_lines(path: Path, line_nos: list[int]) -> dict[int, str]:
 
 
 def _table_canonical(df: pl.DataFrame, path: Path, first_line: int, label: str,
-                     fmt: str, kind: str, columns: Mapping[str, str] | None) -> pl.DataFrame:
+                     fmt: str, kind: str, columns: Mapping[str, str] | None,
+                     subtopics: bool = False) -> pl.DataFrame:
     if df.height == 0:
         raise EmptyInputError(f"{path}: the file has no rows")
     wanted = ("query_id", "doc_id") + (("relevance",) if kind == "qrels" else ())
-    optional = ("score", "rank", "run") if kind == "run" else ()
+    optional = ("score", "rank", "run") if kind == "run" else ("subtopic",) if subtopics else ()
     found: dict[str, str] = {}
     taken: set[str] = set()
     for canon in wanted + optional:
@@ -132,7 +133,7 @@ def _table_canonical(df: pl.DataFrame, path: Path, first_line: int, label: str,
         probs.add(bad, pl.format("the relevance {} is not an integer (in the Int64 range)",
                                  pl.col("relevance").fill_null("(missing)")))
     if not probs.parts:
-        key = (["run"] if "run" in found else []) + ["query_id", "doc_id"]
+        key = [c for c in ("run", "query_id", "doc_id", "subtopic") if c in found]
         _dup_problems(raw, key, probs, "document" if kind == "run" else "judgment")
     if probs.parts and fmt in ("csv", "tsv", "jsonl"):
         # replace reconstructed text with the real lines of the file

@@ -66,7 +66,7 @@ def _read_trec_run(
     return fast
 
 
-def _read_trec_qrels(path: Path, data: bytes) -> pl.DataFrame:
+def _read_trec_qrels(path: Path, data: bytes, subtopics: bool = False) -> pl.DataFrame:
     lines = _data_lines(_lines(data, path))
     df = _split_fields(lines, 4)
     probs = _Problems(path, "qrels")
@@ -78,11 +78,13 @@ def _read_trec_qrels(path: Path, data: bytes) -> pl.DataFrame:
         probs.add(ok.filter(_to_int("f3").is_null()), pl.format(
             "the relevance {} is not an integer (in the Int64 range)", pl.col("f3")))
         if not probs.parts:
-            _dup_problems(ok.rename({"f0": "query_id", "f2": "doc_id"}),
-                          ["query_id", "doc_id"], probs, "judgment")
+            _dup_problems(ok.rename({"f0": "query_id", "f2": "doc_id", "f1": "subtopic"}),
+                          ["query_id", "doc_id"] + (["subtopic"] if subtopics else []),
+                          probs, "judgment")
     probs.raise_if_any()
     return df.select(
         pl.col("f0").alias("query_id"),
         pl.col("f2").alias("doc_id"),
         _to_int("f3").alias("relevance"),
+        *([pl.col("f1").alias("subtopic")] if subtopics else []),
     )

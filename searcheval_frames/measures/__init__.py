@@ -7,7 +7,7 @@
 
 from __future__ import annotations
 
-from . import bpref, counts, ndcg, precision, rank  # noqa: F401  (register families)
+from . import bpref, compat, counts, diversity, err, ndcg, precision, rank, rbp  # noqa: F401  (register families)
 from .base import (
     REGISTRY,
     Context,
@@ -22,6 +22,7 @@ from .base import (
 # common spellings that pin something
 alias("mrr", "RR")
 alias("hit_rate", "Success")
+alias("ndcg_burges", "nDCG", gain="exp")  # ranx: 2^label - 1 gains
 
 __all__ = [
     "REGISTRY",

@@ -161,6 +161,8 @@ class Family:
     cutoff: ClassVar[Literal["int", "float", None]] = None
     cutoff_required: ClassVar[bool] = False
     params: ClassVar[Mapping[str, Callable[[str], Any]]] = {}
+    #: parameter values that are the default: dropped from the canonical name
+    param_defaults: ClassVar[Mapping[str, Any]] = {}
     aggregate: ClassVar[Aggregate] = "mean"
     summary: ClassVar[str] = ""
     formula: ClassVar[str] = ""
@@ -186,6 +188,9 @@ class Family:
             raise UnknownMeasureError(f"measure {text!r}: the cutoff must be a positive integer")
         if isinstance(m.cutoff, float) and not 0.0 <= m.cutoff <= 1.0:
             raise UnknownMeasureError(f"measure {text!r}: the recall level must be in [0, 1]")
+
+    def check_qrels(self, m: Measure, qrels: pl.DataFrame) -> None:
+        """Raise a :class:`SearchEvalError` for labels this measure cannot use (default: none)."""
 
     def agg(self, m: Measure, ctx: Context, col: str) -> list[pl.Expr]:
         """Expressions over one query's judged rows (``rank``, ``relevance``)."""
@@ -223,6 +228,8 @@ _NAME_RE = re.compile(
 # trec_eval spellings with the cutoff after an underscore: P_5, ndcg_cut_10,
 # iprec_at_recall_0.10, map_cut_100, success_1, unj_5, recall_1000
 _TREC_RE = re.compile(r"^\s*(?P<fam>[A-Za-z][A-Za-z0-9_]*?)_(?P<cut>[0-9]*\.?[0-9]+)\s*$")
+# trec_eval spellings with named parameters after an underscore: rbp_p=0.8, rbp_resid_p=0.95
+_TREC_PARAMS_RE = re.compile(r"^\s*(?P<fam>[A-Za-z][A-Za-z0-9_]*)_(?P<params>[A-Za-z]+=[^_()@]*)$")
 
 
 def _parse_gains(text: str) -> tuple[tuple[int, float], ...] | str:
@@ -348,9 +355,13 @@ def parse_measure(name: str | Measure) -> Measure:
             params_text, cut_text = mo.group("params"), mo.group("cut")
         else:
             mt = _TREC_RE.match(text)
+            mp = _TREC_PARAMS_RE.match(text)
             if mt and mt.group("fam").lower() in _ALIASES:
                 fam_name, fixed = _ALIASES[mt.group("fam").lower()]
                 cut_text = mt.group("cut")
+            elif mp and mp.group("fam").lower() in _ALIASES:
+                fam_name, fixed = _ALIASES[mp.group("fam").lower()]
+                params_text = mp.group("params")
     if fam_name is None:
         raise _unknown(text)
     fam = REGISTRY[fam_name]
@@ -374,6 +385,9 @@ def parse_measure(name: str | Measure) -> Measure:
                 raise _unknown(text, f"bad value {value.strip()!r} for {key}{rule}") from None
     if fam.name == "nDCG" and params.get("gain") == "linear":
         params.pop("gain")  # the default, keep the name canonical
+    for key, default in fam.param_defaults.items():
+        if key in params and params[key] == default:
+            params.pop(key)
 
     cutoff: int | float | None = fixed.get("cutoff")
     if cut_text is not None:

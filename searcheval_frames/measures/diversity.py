@@ -1,0 +1,146 @@
+"""alpha-nDCG: novelty- and diversity-aware nDCG over subtopic judgments.
+
+Clarke, Kolla, Cormack, Vechtomova, Ashkan, Büttcher & MacKinnon, "Novelty and
+diversity in information retrieval evaluation", SIGIR 2008; computed as
+``ndeval`` (TREC Web track 2009-2014) and ir_measures' ``alpha_nDCG`` do.
+
+Judgments are per subtopic: ``query_id, subtopic, doc_id, relevance`` (pass them to
+:func:`~searcheval_frames.evaluate` as qrels with a ``subtopic`` column). A
+document covers subtopic t when its label for t is >= the relevance level
+(``rel=``, default the evaluation's ``relevance_level``, 1). A subtopic already
+covered c times above rank i is worth only (1 - alpha)^c there::
+
+    gain_i          = Σ_{t covered by d_i} (1 - alpha)^(c_t(i))
+    alpha-DCG@k     = Σ_{i<=k} gain_i / log2(i + 1)
+    alpha-nDCG@k    = alpha-DCG@k / alpha-DCG@k of the ideal ranking
+
+The ideal ranking is, as in ndeval, built greedily (the exact one is NP-hard): at
+each rank take the document with the largest gain given the subtopics covered so
+far, ties going to the larger ``doc_id`` (byte order). Unjudged documents gain 0.
+Documents are ranked as for every other measure (score descending, ties by
+``doc_id`` descending); ndeval itself sorts by the run's rank column, ir_measures
+(pyndeval) by score then ``doc_id`` ascending. The other measures of the same
+call see one label per document: its largest label over the subtopics.
+
+>>> from searcheval_frames.measures import parse_measure
+>>> parse_measure("alpha_nDCG@20").name, parse_measure("alpha-ndcg(alpha=0.3)@10").param("alpha")
+('alpha-nDCG@20', 0.3)
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+import polars as pl
+
+from ..errors import MissingColumnError
+from .base import Context, Family, Measure, register
+
+DEFAULT_ALPHA = 0.5
+_Q = "query_id"
+
+
+def _alpha(text: str) -> float:
+    a = float(text)
+    if not 0.0 <= a <= 1.0:
+        raise ValueError(text)
+    return a
+
+
+def _discount(rank: pl.Expr) -> pl.Expr:
+    return (rank.cast(pl.Float64) + 1.0).log(2)
+
+
+def ideal_alpha_dcg(covers: pl.DataFrame, alpha: float, depth: int) -> pl.DataFrame:
+    """Greedy ideal alpha-DCG@depth per query, from ``query_id, doc_id, subtopic`` covers.
+
+    One step per rank (``depth`` steps, each over all queries at once).
+    """
+    keep = 1.0 - alpha
+    cand = covers.select(_Q, "doc_id", "subtopic")
+    seen = covers.select(_Q, "subtopic").head(0).with_columns(pl.lit(0, pl.Int64).alias("c"))
+    picks = []
+    for r in range(1, depth + 1):
+        if cand.height == 0:
+            break
+        gains = (
+            cand.join(seen, on=[_Q, "subtopic"], how="left")
+            .group_by(_Q, "doc_id")
+            .agg(pl.lit(keep).pow(pl.col("c").fill_null(0)).sum().alias("g"))
+        )
+        best = (
+            gains.sort([_Q, "g", "doc_id"], descending=[False, True, True])
+            .group_by(_Q, maintain_order=True)
+            .first()
+        )
+        picks.append(best.select(_Q, (pl.col("g") / _discount(pl.lit(r))).alias("ideal")))
+        chosen = cand.join(best.select(_Q, "doc_id"), on=[_Q, "doc_id"], how="semi")
+        seen = (
+            pl.concat([seen, chosen.select(_Q, "subtopic", pl.lit(1, pl.Int64).alias("c"))])
+            .group_by(_Q, "subtopic")
+            .agg(pl.col("c").sum())
+        )
+        cand = cand.join(best.select(_Q, "doc_id"), on=[_Q, "doc_id"], how="anti")
+    if not picks:
+        return pl.DataFrame(schema={_Q: pl.String, "ideal": pl.Float64})
+    return pl.concat(picks).group_by(_Q).agg(pl.col("ideal").sum())
+
+
+@register
+class AlphaNDCG(Family):
+    name = "alpha-nDCG"
+    aliases = ("alpha_ndcg", "alphandcg", "a-ndcg", "andcg")
+    cutoff = "int"
+    cutoff_required = True
+    params = {"alpha": _alpha, "rel": int}
+    param_defaults = {"alpha": DEFAULT_ALPHA}
+    #: computed from the subtopic judgments: evaluate reads the qrels' subtopic column and
+    #: calls :meth:`per_query` (instead of ``agg``) with the ranked frames and those qrels
+    subtopics = True
+    summary = ("alpha-nDCG (Clarke et al. 2008): nDCG over subtopic judgments where a subtopic "
+               "already covered c times gains only (1-alpha)^c (alpha=0.5 by default); the "
+               "ideal ranking is ndeval's greedy one. Needs qrels with a subtopic column.")
+    formula = ("alpha-nDCG@k = Σ_{i<=k} Σ_{t∈d_i} (1-α)^{c_t(i)} / log2(i+1), divided by the "
+               "same for the greedy ideal ranking")
+    example = "alpha-nDCG@20"
+
+    def check_qrels(self, m: Measure, qrels: pl.DataFrame) -> None:
+        if "subtopic" not in qrels.columns:
+            raise MissingColumnError(
+                f"qrels: {m.name} needs judgments per subtopic, but the qrels have no "
+                f"'subtopic' column (columns: {qrels.columns}). Pass a frame with columns "
+                "query_id, subtopic, doc_id, relevance (TREC diversity qrels 'topic subtopic "
+                "docno judgment'), e.g. pl.read_csv(path, separator=' ', has_header=False, "
+                "new_columns=['query_id', 'subtopic', 'doc_id', 'relevance']), or "
+                "columns={'subtopic': 'your_column'}."
+            )
+
+    def per_query(
+        self, m: Measure, ctx: Context, col: str, ranked: Any, subtopics: pl.DataFrame
+    ) -> pl.DataFrame:
+        """``run, query_id, col`` from the ranked judged rows and the subtopic judgments."""
+        judged = ranked.judged
+        alpha = float(m.param("alpha", DEFAULT_ALPHA))
+        k = int(m.cutoff or 0)
+        covers = subtopics.filter(pl.col("relevance") >= ctx.level(m)).select(
+            _Q, "doc_id", "subtopic"
+        )
+        rows = (
+            judged.filter(pl.col("rank") <= k)
+            .select("run", _Q, "doc_id", "rank")
+            .join(covers, on=[_Q, "doc_id"], how="inner")
+            .sort(["run", _Q, "subtopic", "rank"])
+            .with_columns(pl.int_range(pl.len()).over(["run", _Q, "subtopic"]).alias("_c"))
+        )
+        dcg = rows.group_by("run", _Q).agg(
+            (pl.lit(1.0 - alpha).pow(pl.col("_c")) / _discount(pl.col("rank"))).sum().alias("_dcg")
+        )
+        ideal = ideal_alpha_dcg(covers, alpha, k)
+        return dcg.join(ideal, on=_Q, how="left").select(
+            "run", _Q,
+            pl.when(pl.col("ideal") > 0).then(pl.col("_dcg") / pl.col("ideal")).otherwise(0.0)
+            .alias(col),
+        )
+
+    def value(self, m: Measure, ctx: Context, col: str) -> pl.Expr:
+        return pl.col(col)
