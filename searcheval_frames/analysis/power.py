@@ -74,13 +74,31 @@ def t_power(
     n = np.asarray(n, dtype=np.float64)
     df = n - 1.0
     nc = effect * np.sqrt(n)
-    if alternative == "two-sided":
-        crit = stats.t.ppf(1.0 - alpha / 2.0, df)
-        return stats.nct.sf(crit, df, nc) + stats.nct.cdf(-crit, df, nc)
-    crit = stats.t.ppf(1.0 - alpha, df)
+    level = alpha / 2.0 if alternative == "two-sided" else alpha
+    crit = stats.t.ppf(1.0 - level, df)
     if alternative == "greater":
-        return stats.nct.sf(crit, df, nc)
-    return stats.nct.cdf(-crit, df, nc)
+        return _upper_tail(crit, df, nc)
+    if alternative == "less":
+        return _upper_tail(crit, df, -nc)
+    return _upper_tail(crit, df, nc) + _upper_tail(crit, df, -nc)
+
+
+def _upper_tail(crit: Any, df: Any, nc: Any) -> np.ndarray:
+    """P(t'(df, nc) >= crit); scipy's nct returns NaN deep in a tail, so try the
+    equivalent forms and fall back to 0 / 1 where all of them fail."""
+    from scipy import stats
+
+    with np.errstate(all="ignore"):
+        p = np.asarray(stats.nct.sf(crit, df, nc), dtype=np.float64)
+        bad = np.isnan(p)
+        if bad.any():
+            p = np.where(bad, stats.nct.cdf(-crit, df, -nc), p)
+            bad = np.isnan(p)
+        if bad.any():
+            p = np.where(bad, 1.0 - stats.nct.cdf(crit, df, nc), p)
+            bad = np.isnan(p) & np.isfinite(nc) & np.isfinite(df)
+            p = np.where(bad, (np.broadcast_to(nc, p.shape) > crit).astype(np.float64), p)
+    return np.clip(p, 0.0, 1.0)
 
 
 def _n_needed(effect: np.ndarray, alpha: float, target: float, alternative: str) -> np.ndarray:
