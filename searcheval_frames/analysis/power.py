@@ -400,7 +400,8 @@ def power(
         effect = np.array([r["delta"] for r in rows]) / sds
         nq_arr = np.array([r["n_queries"] for r in rows], dtype=np.float64)
         sign = -1.0 if alternative == "less" else 1.0
-        det = sign * _detectable(nq_arr, alpha, target, alternative) * sds
+        uniq, inv = np.unique(nq_arr, return_inverse=True)  # depends on n only
+        det = sign * _detectable(uniq, alpha, target, alternative)[inv] * sds
         with np.errstate(all="ignore"):
             ach = t_power(effect, nq_arr, alpha, alternative)
         need = _n_needed(np.where(np.isfinite(sds), effect, np.nan), alpha, target,

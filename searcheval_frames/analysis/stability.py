@@ -170,7 +170,7 @@ def discriminative_power(
         else:
             p = np.array([
                 _st.paired_test(x[:, col[r]], x[:, col[b]], test, n_resamples=n_resamples,
-                                rng=_st.pair_rng(seed, r, b, m))
+                                rng=_st.pair_rng(seed, r, b, m).spawn(2)[0])  # as compare
                 for r, b in pairs
             ])
         sig = np.nan_to_num(p, nan=1.0) <= alpha
