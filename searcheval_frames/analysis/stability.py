@@ -335,13 +335,16 @@ def stability(
                     ncomp += np.bincount(k.ravel(), minlength=edges.size - 1)
                     nswap += np.bincount(k.ravel(), weights=swapped.ravel(),
                                          minlength=edges.size - 1)
+            # τ is undefined (NaN) for a sample whose runs all tie; those are left out,
+            # and every statistic is NaN when the full ranking itself is one big tie
             tau = np.concatenate(taus)
+            tau = tau[~np.isnan(tau)] if (~np.isnan(tau)).any() else np.full(1, np.nan)
             row: dict[str, Any] = {"measure": m, "size": s, "n_samples": n_samples,
                                    "n_queries": nq, "n_runs": nr,
-                                   "tau_mean": float(np.nanmean(tau)),
-                                   "tau_median": float(np.nanmedian(tau))}
-            row.update({_qname(q): float(np.nanquantile(tau, q)) for q in qs})
-            row["tau_min"] = float(np.nanmin(tau))
+                                   "tau_mean": float(np.mean(tau)),
+                                   "tau_median": float(np.median(tau))}
+            row.update({_qname(q): float(np.quantile(tau, q)) for q in qs})
+            row["tau_min"] = float(np.min(tau))
             row["swap_rate"] = float(nswap.sum() / ncomp.sum()) if ncomp.sum() else None
             rows.append(row)
             if ncomp.sum():
