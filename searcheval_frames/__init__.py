@@ -61,6 +61,12 @@ _LAZY: dict[str, str] = {
     "merge_labels": "evalset",
     "agreement": "evalset",
     "label_widget": "evalset",
+    # how many queries; can the table be trusted
+    "power": "analysis.power",
+    "discriminative_power": "analysis.stability",
+    "stability": "analysis.stability",
+    "power_curve": "figures.power_plots",
+    "stability_curve": "figures.power_plots",
 }
 
 __all__ = [

@@ -1,0 +1,300 @@
+"""Figures for "how many queries do I need?" (matplotlib, imported only when drawing).
+
+* :func:`power_curve`: queries needed against the difference ``Δ`` to detect, one
+  line per run pair, with the current number of queries and each pair's smallest
+  detectable ``Δ`` marked (data: :func:`~searcheval_frames.power`);
+* :func:`stability_curve`: Kendall's τ between the ranking on random query subsets
+  and on all queries against the subset size, with a quantile band (data:
+  :func:`~searcheval_frames.stability`).
+
+Both take ``ax=`` (else a new 6.4 x 4 inch figure), return the Axes and use the
+Okabe-Ito palette.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping, Sequence
+from typing import TYPE_CHECKING, Any
+
+import numpy as np
+import polars as pl
+
+from ..analysis.power import power as _power
+from ..analysis.stability import Stability, _qname
+from ..analysis.stability import stability as _stability
+from ..errors import SearchEvalError
+from ..frames import _to_polars
+from ..options import check_choice, check_float, check_int
+from .plots import OKABE_ITO, PALETTE
+
+if TYPE_CHECKING:  # pragma: no cover
+    from matplotlib.axes import Axes
+
+__all__ = ["power_curve", "stability_curve"]
+
+_FIGSIZE = (6.4, 4.0)
+
+
+def _axes(ax: Any) -> Axes:
+    if ax is not None:
+        if not hasattr(ax, "plot") or not hasattr(ax, "figure"):
+            raise SearchEvalError(f"ax= must be a matplotlib Axes, got {type(ax).__name__}")
+        return ax
+    import matplotlib.pyplot as plt
+
+    _, new = plt.subplots(figsize=_FIGSIZE, layout="constrained")
+    return new
+
+
+def _style(ax: Axes) -> None:
+    ax.spines[["top", "right"]].set_visible(False)
+    ax.grid(True, alpha=0.3, linewidth=0.6)
+    ax.set_axisbelow(True)
+    ax.tick_params(labelsize=9)
+
+
+def _colors(names: Sequence[str], colors: Mapping[str, str] | Sequence[str] | None) -> dict[str, str]:
+    if isinstance(colors, Mapping):
+        return {n: colors.get(n, PALETTE[i % len(PALETTE)]) for i, n in enumerate(names)}
+    pal = list(colors) if colors else list(PALETTE)
+    return {n: pal[i % len(pal)] for i, n in enumerate(names)}
+
+
+def _one_measure(df: pl.DataFrame, func: str) -> str:
+    measures = df.get_column("measure").unique(maintain_order=True).to_list()
+    if len(measures) != 1:
+        raise SearchEvalError(
+            f"{func}: the data hold {len(measures)} measures {measures}; pass measure= to "
+            "draw one, e.g. measure='nDCG@10'")
+    return measures[0]
+
+
+def power_curve(
+    data: Any,
+    baseline: str | Sequence[str] | None = None,
+    measure: str | None = None,
+    deltas: Sequence[float] | None = None,
+    *,
+    alpha: float = 0.05,
+    power: float = 0.8,
+    n_points: int = 40,
+    ax: Axes | None = None,
+    title: str | None = None,
+    colors: Mapping[str, str] | Sequence[str] | None = None,
+    legend: bool = True,
+    **power_options: Any,
+) -> Axes:
+    """Queries needed to detect each ``Δ`` at the target power, one line per run pair.
+
+    Parameters
+    ----------
+    data
+        A per-query frame or :class:`~searcheval_frames.Comparison` (then
+        :func:`~searcheval_frames.power` is run over a grid of ``Δ``), or the frame
+        :func:`~searcheval_frames.power` returned for a list of ``delta``.
+    baseline, measure
+        As for :func:`~searcheval_frames.power`; the figure shows one measure.
+    deltas
+        The ``Δ`` grid (absolute); default ``n_points`` values from a quarter of the
+        smallest detectable ``Δ`` to twice the largest (or the largest observed ``|Δ|``).
+    alpha, power, **power_options
+        Passed to :func:`~searcheval_frames.power` (``test=``, ``method=``, ``sd=`` ...).
+    ax, title, colors, legend
+        Axes to draw into; title (``""`` for none); colours; legend.
+
+    Returns
+    -------
+    matplotlib.axes.Axes
+        ``ax.lines``: one curve per pair (label ``"run vs baseline"``), then one
+        horizontal line per distinct current number of queries; the detectable ``Δ`` of
+        each pair at the current size is a point (``ax.collections``) on its curve's
+        colour. Log-scaled y axis.
+
+    Examples
+    --------
+    >>> import polars as pl, searcheval_frames as sef
+    >>> pq = pl.DataFrame({"run": ["a"] * 5 + ["b"] * 5, "query_id": list("12345") * 2,
+    ...                    "measure": "P@5", "value": [.2, .4, .4, .6, .2, .4, .4, .8, .8, .2]})
+    >>> ax = sef.power_curve(pq, baseline="a")
+    >>> [line.get_label() for line in ax.lines]
+    ['b vs a', 'now: 5 queries']
+    """
+    n_points = check_int("power_curve", "n_points", n_points, minimum=2, example="n_points=40")
+    if isinstance(data, pl.DataFrame | pl.LazyFrame) or type(data).__module__.startswith(
+        "pandas"
+    ):
+        df = _to_polars(data, "data")
+    else:
+        df = None
+    if df is not None and {"n_needed", "detectable_delta", "delta"} <= set(df.columns):
+        if measure is not None:
+            df = df.filter(pl.col("measure") == measure)
+            if df.height == 0:
+                raise SearchEvalError(f"power_curve(measure={measure!r}): not in the data")
+    else:
+        base = _to_polars(_power(data, baseline, measure, alpha=alpha, power=power,
+                                 **power_options), "power")
+        _one_measure(base, "power_curve")
+        if deltas is None:
+            det = base.get_column("detectable_delta").abs()
+            obs = base.get_column("observed_delta").abs()
+            lo = float(det.min()) / 4.0  # type: ignore[operator]
+            hi = max(2.0 * float(det.max()), float(obs.max()))  # type: ignore[arg-type]
+            if not np.isfinite(lo) or not lo > 0:
+                raise SearchEvalError("power_curve: no pair has a finite detectable Δ "
+                                      "(every pair's differences have sd 0)")
+            grid = np.linspace(lo, hi, n_points).tolist()
+        else:
+            grid = [check_float("power_curve", "deltas", d, minimum=0, open_min=True,
+                                example="deltas=[0.01, 0.02, 0.05]") for d in deltas]
+        df = _to_polars(_power(data, baseline, measure, grid, alpha=alpha, power=power,
+                               **power_options), "power")
+    m = _one_measure(df, "power_curve")
+    pairs = df.select("run", "baseline").unique(maintain_order=True).rows()
+    names = [f"{r} vs {b}" for r, b in pairs]
+    col = _colors(names, colors)
+    ax = _axes(ax)
+    _style(ax)
+    first = df.row(0, named=True)
+    for name, (r, b) in zip(names, pairs, strict=True):
+        part = (df.filter((pl.col("run") == r) & (pl.col("baseline") == b))
+                .with_columns(pl.col("delta").abs()).sort("delta"))
+        cur = part.filter(pl.col("n_needed").is_not_null())
+        ax.plot(cur.get_column("delta").to_numpy(), cur.get_column("n_needed").to_numpy(),
+                color=col[name], linewidth=2.0, label=name, zorder=3)
+        now = part.filter(pl.col("n_queries") == pl.col("n_observed")).row(0, named=True)
+        if np.isfinite(now["detectable_delta"]):
+            ax.scatter([abs(now["detectable_delta"])], [now["n_observed"]], color=col[name],
+                       s=36, zorder=4, edgecolors="white", linewidths=0.8)
+            ax.annotate(f"Δ ≥ {abs(now['detectable_delta']):.3g}",
+                        (abs(now["detectable_delta"]), now["n_observed"]),
+                        textcoords="offset points", xytext=(4, 6), fontsize=8,
+                        color=col[name])
+    for n in sorted(set(df.get_column("n_observed").to_list())):
+        ax.axhline(n, color=OKABE_ITO["black"], linestyle="--", linewidth=1.0,
+                   label=f"now: {n} queries", zorder=2)
+    ax.set_yscale("log")
+    ax.set_xlabel(f"Δ {m} to detect (absolute)", fontsize=10)
+    ax.set_ylabel("queries needed", fontsize=10)
+    test = {"t": "paired t-test"}.get(first["test"], f"{first['test']} test")
+    default = (f"Queries needed for {first['target_power']:.0%} power "
+               f"({test}, α = {first['alpha']:g})")
+    text = default if title is None else title
+    if text:
+        ax.set_title(text, fontsize=11)
+    if legend:
+        ax.legend(fontsize=8, frameon=False)
+    return ax
+
+
+def stability_curve(
+    data: Any,
+    measure: str | Sequence[str] | None = None,
+    sizes: Sequence[int] | None = None,
+    *,
+    statistic: str = "mean",
+    band: tuple[float, float] | None = (0.05, 0.95),
+    threshold: float | None = 0.9,
+    n_samples: int = 1000,
+    seed: int | None = 0,
+    ax: Axes | None = None,
+    title: str | None = None,
+    colors: Mapping[str, str] | Sequence[str] | None = None,
+    legend: bool = True,
+) -> Axes:
+    """Kendall's τ to the full ranking against the number of queries, with a band.
+
+    Parameters
+    ----------
+    data
+        A per-query frame or Comparison (then :func:`~searcheval_frames.stability` is run
+        with ``measure``, ``sizes``, ``n_samples``, ``seed``), a :class:`Stability`, or
+        its ``summary`` frame.
+    statistic
+        ``"mean"`` or ``"median"`` τ for the line.
+    band
+        Quantiles of τ shaded around the line (must be among the computed quantiles;
+        defaults 0.05 and 0.95), or ``None``.
+    threshold
+        Draw a dashed reference line at this τ (0.9: Voorhees' "equivalent rankings"),
+        or ``None``.
+    ax, title, colors, legend
+        As in the other figures.
+
+    Returns
+    -------
+    matplotlib.axes.Axes
+        ``ax.lines``: one line per measure (label = measure), then the threshold line;
+        one shaded band (``ax.collections``) per measure.
+
+    Examples
+    --------
+    >>> import polars as pl, searcheval_frames as sef
+    >>> pq = pl.DataFrame({"run": ["a"] * 6 + ["b"] * 6 + ["c"] * 6,
+    ...                    "query_id": list("123456") * 3, "measure": "P@5",
+    ...                    "value": [.2, .4, .4, .6, .2, .4, .4, .4, .8, .8, .2, .6,
+    ...                              .6, .2, .8, .4, .4, .2]})
+    >>> ax = sef.stability_curve(pq, n_samples=200)
+    >>> [line.get_label() for line in ax.lines]
+    ['P@5', 'τ = 0.9']
+    """
+    fn = "stability_curve"
+    statistic = check_choice(fn, "statistic", statistic, ("mean", "median"))
+    if threshold is not None:
+        threshold = check_float(fn, "threshold", threshold, minimum=-1, maximum=1,
+                                example="threshold=0.9")
+    if band is not None:
+        if not isinstance(band, Sequence) or len(band) != 2:
+            raise SearchEvalError(
+                f"stability_curve(band={band!r}): give two quantiles, e.g. band=(0.05, 0.95), "
+                "or band=None")
+        band = (check_float(fn, "band", band[0], minimum=0, maximum=1, example="band=(0.05, 0.95)"),
+                check_float(fn, "band", band[1], minimum=0, maximum=1, example="band=(0.05, 0.95)"))
+    summary = data.summary if isinstance(data, Stability) else data
+    if "tau_mean" in getattr(summary, "columns", []):
+        df = _to_polars(summary, "data")
+        if measure is not None:
+            keep = [measure] if isinstance(measure, str) else list(measure)
+            df = df.filter(pl.col("measure").is_in(keep))
+            if df.height == 0:
+                raise SearchEvalError(f"stability_curve(measure={measure!r}): not in the data")
+    else:
+        qs = (0.05, 0.25, 0.75, 0.95) if band is None else tuple(sorted({0.25, 0.75, *band}))
+        df = _to_polars(_stability(data, measure, sizes, n_samples=n_samples, seed=seed,
+                                   quantiles=qs).summary, "stability")
+    cols: tuple[str, str] | None = None
+    if band is not None:
+        cols = (_qname(band[0]), _qname(band[1]))
+        if not set(cols) <= set(df.columns):
+            raise SearchEvalError(
+                f"stability_curve(band={band!r}): the data have no {cols} columns; compute "
+                "stability(..., quantiles=[...]) with those quantiles or pass band=None")
+    measures = df.get_column("measure").unique(maintain_order=True).to_list()
+    col = _colors(measures, colors)
+    ax = _axes(ax)
+    _style(ax)
+    for m in measures:
+        part = df.filter(pl.col("measure") == m).sort("size")
+        x = part.get_column("size").to_numpy()
+        ax.plot(x, part.get_column(f"tau_{statistic}").to_numpy(), color=col[m],
+                linewidth=2.0, marker="o", markersize=3.5, label=m, zorder=3)
+        if cols is not None:
+            ax.fill_between(x, part.get_column(cols[0]).to_numpy(),
+                            part.get_column(cols[1]).to_numpy(), color=col[m], alpha=0.18,
+                            linewidth=0, zorder=2)
+    if threshold is not None:
+        ax.axhline(threshold, color=OKABE_ITO["black"], linestyle="--", linewidth=1.0,
+                   label=f"τ = {threshold:g}", zorder=1)
+    low = float(df.get_column(cols[0] if cols else f"tau_{statistic}").min())  # type: ignore[arg-type]
+    ax.set_ylim(min(0.0, low - 0.05), 1.02)
+    ax.set_xlabel("queries in the subset", fontsize=10)
+    ax.set_ylabel("Kendall's τ to the full ranking", fontsize=10)
+    n_s = int(df.get_column("n_samples")[0])
+    default = f"Ranking stability ({statistic} τ over {n_s:,} random subsets"
+    default += f", {band[0]:.0%}–{band[1]:.0%} band)" if band else ")"
+    text = default if title is None else title
+    if text:
+        ax.set_title(text, fontsize=11)
+    if legend:
+        ax.legend(fontsize=8, frameon=False)
+    return ax
