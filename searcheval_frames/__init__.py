@@ -62,6 +62,9 @@ _LAZY: dict[str, str] = {
     "merge_labels": "evalset",
     "agreement": "evalset",
     "label_widget": "evalset",
+    # fusion (hybrid search)
+    "fuse": "fusion",
+    "optimize_fusion": "fusion",
 }
 
 __all__ = [
