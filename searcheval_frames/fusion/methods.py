@@ -223,10 +223,12 @@ def _normalise(df: pl.DataFrame, norm: str | None, names: list[str]) -> pl.DataF
         mx = s.max().over(by)
         low = df.filter(mx <= 0)
         if low.height:
+            shown = low.select(pl.col("_r").replace_strict(list(range(len(names))), names)
+                               .alias("run"), "query_id", "doc_id", "score")
             warnings.warn(
                 f"fuse(norm='max'): {low.select('_b').n_unique()} (run, query) pair(s) have a "
                 "highest score <= 0, so the scores are divided by 1e-9 (as ranx does) and "
-                f"dwarf the other runs':\n{format_rows(low.select(RUN_COLUMNS))}\n"
+                f"dwarf the other runs':\n{format_rows(shown)}\n"
                 "Use norm='min-max' or 'zmuv' for scores that can be negative.",
                 SearchEvalWarning, stacklevel=4,
             )
