@@ -401,3 +401,14 @@ def test_optimize_bad_options(kwargs, match):
     runs, qrels = toy_set()
     with pytest.raises(SearchEvalError, match=match):
         sef.optimize_fusion(runs, qrels, **kwargs)
+
+
+@pytest.mark.parametrize("name", ["searcheval_frames.fusion.methods",
+                                  "searcheval_frames.fusion.optimize"])
+def test_docstring_examples(name):
+    import doctest
+    import importlib
+
+    result = doctest.testmod(importlib.import_module(name),
+                             optionflags=doctest.ELLIPSIS | doctest.NORMALIZE_WHITESPACE)
+    assert result.failed == 0 and result.attempted > 0
