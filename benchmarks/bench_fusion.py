@@ -67,10 +67,12 @@ def worker(tool: str, case: str, folder: Path, queries: int | None) -> dict:
     import polars as pl
 
     files = sorted(folder.glob("sys*.parquet"))
-    frame = pl.concat([pl.read_parquet(f) for f in files])
-    if queries is not None:
-        keep = frame.get_column("query_id").unique().sort().head(queries)
-        frame = frame.filter(pl.col("query_id").is_in(keep.implode()))
+    scan = pl.concat([pl.scan_parquet(f) for f in files])
+    if queries is not None:  # the first queries (by id), without loading the rest
+        ids = pl.read_parquet(files[0], columns=["query_id"]).get_column("query_id")
+        keep = ids.unique().sort().head(queries).implode()
+        scan = scan.filter(pl.col("query_id").is_in(keep))
+    frame = scan.collect()
     method, norm = CASES[case]
     out: dict = {"tool": tool, "case": case, "rows_in": frame.height,
                  "queries": frame.get_column("query_id").n_unique()}
