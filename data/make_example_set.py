@@ -14,7 +14,7 @@ Inputs (hand-written, kept in the repo):
 
 Outputs (generated, deterministic):
 
-* ``data/example/runs/{bm25,bm25-rerank,tfidf,bm25-prf}.run``  TREC run files
+* ``data/example/runs/{bm25,bm25-rerank,tfidf,bm25-prf,lsi,hybrid-rrf}.run``  TREC run files
 * ``data/example/qrels.txt``  TREC qrels written from ``labels.tsv``
 
 Systems:
@@ -29,6 +29,12 @@ Systems:
 * ``bm25-prf``    BM25 with RM3-style pseudo-relevance feedback. It is NOT part
                   of the judging pool, so its top-20 contains unjudged documents
                   ("holes") on purpose.
+* ``lsi``         a semantic run without a model download: latent semantic
+                  indexing (truncated SVD, 48 dimensions) of the TF-IDF matrix of
+                  the stemmed documents, in numpy; cosine in the latent space.
+* ``hybrid-rrf``  reciprocal rank fusion (k=60) of ``bm25`` and ``lsi`` made with
+                  ``searcheval_frames.fuse``: the hybrid-search example.
+                  ``lsi`` and ``hybrid-rrf`` are NOT in the judging pool either.
 
 The judging pool is the union of the top-20 of ``bm25``, ``bm25-rerank`` and
 ``tfidf`` for each query. The script fails (exit code 1) if any pooled document
@@ -67,11 +73,13 @@ DEPTH = 100  # rows per query in a run (fewer if fewer docs score > 0)
 POOL_DEPTH = 20  # judging pool depth per pooled system
 RERANK_DEPTH = 30  # candidates re-scored by the reranker
 POOLED_SYSTEMS = ("bm25", "bm25-rerank", "tfidf")
-UNPOOLED_SYSTEMS = ("bm25-prf",)
+UNPOOLED_SYSTEMS = ("bm25-prf", "lsi", "hybrid-rrf")
 
 BM25_K1, BM25_B = 1.2, 0.75  # Lucene defaults
 PRF_DOCS, PRF_TERMS, PRF_ORIG_WEIGHT = 10, 10, 0.5  # RM3 settings (Anserini-like)
 RERANK_WEIGHTS = {"bm25": 0.45, "coverage": 0.20, "title": 0.20, "proximity": 0.15}
+LSI_DIMS = 48  # latent dimensions, chosen a priori (not tuned on the labels)
+RRF_K = 60  # hybrid-rrf: Cormack et al.'s constant
 
 
 # --------------------------------------------------------------------------- io
@@ -293,6 +301,64 @@ class TfidfSystem:
         return dict(zip(self.doc_ids, scores, strict=True))
 
 
+class LsiSystem:
+    """Latent semantic indexing: SVD of the stemmed TF-IDF matrix, cosine in latent space.
+
+    Documents are the rows of ``X = tf * idf`` (bm25s tokens: stems, no stopwords,
+    ``idf = log(N/df)``), L2-normalised; ``X = U S V^T`` and the top ``LSI_DIMS``
+    right singular vectors ``V_k`` project documents (``X V_k``) and queries
+    (``q V_k``) alike, so the signs numpy picks for singular vectors cancel out.
+    """
+
+    def __init__(self, docs: list[dict], dims: int = LSI_DIMS):
+        self.doc_ids = [d["doc_id"] for d in docs]
+        toks = bm25_tokens([doc_text(d) for d in docs])
+        vocab = sorted({t for ts in toks for t in ts})
+        self.vocab = {t: i for i, t in enumerate(vocab)}
+        tf = np.zeros((len(docs), len(vocab)), dtype=np.float64)
+        for i, ts in enumerate(toks):
+            for t, c in Counter(ts).items():
+                tf[i, self.vocab[t]] = c
+        self.idf = np.log(len(docs) / (tf > 0).sum(axis=0))
+        x = tf * self.idf
+        x /= np.where((n := np.linalg.norm(x, axis=1, keepdims=True)) == 0, 1.0, n)
+        _, _, vt = np.linalg.svd(x, full_matrices=False)
+        self.basis = vt[:dims].T  # terms x dims
+        latent = x @ self.basis
+        self.latent = latent / np.where(
+            (n := np.linalg.norm(latent, axis=1, keepdims=True)) == 0, 1.0, n)
+
+    def search(self, query: str) -> dict[str, float]:
+        q = np.zeros(len(self.vocab), dtype=np.float64)
+        for t, c in Counter(bm25_tokens([query])[0]).items():
+            if t in self.vocab:
+                q[self.vocab[t]] = c
+        z = (q * self.idf) @ self.basis
+        norm = np.linalg.norm(z)
+        if norm == 0:
+            return {}
+        return dict(zip(self.doc_ids, self.latent @ (z / norm), strict=True))
+
+
+def hybrid_rrf(runs: dict[str, dict[str, list[tuple[str, float]]]]) -> dict[str, list]:
+    """RRF of the bm25 and lsi runs with searcheval_frames.fuse (the package in this repo)."""
+    sys.path.insert(0, str(HERE.parent))
+    import polars as pl
+
+    import searcheval_frames as sef
+
+    frame = pl.DataFrame(
+        [(tag, q, d, s) for tag in ("bm25", "lsi") for q, docs in runs[tag].items()
+         for d, s in docs],
+        schema=["run", "query_id", "doc_id", "score"], orient="row",
+    )
+    fused = sef.fuse(frame, "rrf", k=RRF_K, name="hybrid-rrf")
+    out: dict[str, dict[str, float]] = defaultdict(dict)
+    for q, d, s in fused.select("query_id", "doc_id", "score").iter_rows():
+        out[q][d] = s
+    return {q: trec_order(out.get(q, {})) for q in runs["bm25"]}
+
+
 # -------------------------------------------------------------- quick metrics
 
 
@@ -343,6 +409,7 @@ def main(argv: list[str] | None = None) -> int:
 
     bm25 = BM25System(docs)
     tfidf = TfidfSystem(docs)
+    lsi = LsiSystem(docs)
     runs: dict[str, dict[str, list[tuple[str, float]]]] = defaultdict(dict)
     for qid, text in queries:
         first = trec_order(bm25.search(text))
@@ -350,6 +417,8 @@ def main(argv: list[str] | None = None) -> int:
         runs["bm25-rerank"][qid] = trec_order(bm25.rerank(text, first[:RERANK_DEPTH]))
         runs["tfidf"][qid] = trec_order(tfidf.search(text))
         runs["bm25-prf"][qid] = trec_order(bm25.search_prf(text))
+        runs["lsi"][qid] = trec_order(lsi.search(text))
+    runs["hybrid-rrf"] = hybrid_rrf(runs)
 
     RUNS_DIR.mkdir(parents=True, exist_ok=True)
     rows = {}
@@ -371,9 +440,10 @@ def main(argv: list[str] | None = None) -> int:
     for q in qids:
         pool = sorted({d for tag in POOLED_SYSTEMS for d, _ in runs[tag][q][:POOL_DEPTH]})
         holes += [(q, d) for d in pool if (q, d) not in labels]
-    prf_holes = [
-        (q, d) for q in qids for d, _ in runs["bm25-prf"][q][:POOL_DEPTH] if (q, d) not in labels
-    ]
+    unpooled_holes = {
+        tag: [(q, d) for q in qids for d, _ in runs[tag][q][:POOL_DEPTH] if (q, d) not in labels]
+        for tag in UNPOOLED_SYSTEMS
+    }
 
     # ---- summary
     grades = Counter(labels.values())
@@ -391,10 +461,11 @@ def main(argv: list[str] | None = None) -> int:
         m = quick_metrics(runs[tag], labels, qids)
         vals = [tag, str(rows[tag])] + [f"{m[h]:.4f}" for h in header[2:]]
         print("  ".join(f"{v:>11}" for v in vals))
-    print(
-        f"bm25-prf (not pooled): {len(prf_holes)} unjudged docs in its top-{POOL_DEPTH} "
-        f"across {len({q for q, _ in prf_holes})} queries"
-    )
+    for tag, tag_holes in unpooled_holes.items():
+        print(
+            f"{tag} (not pooled): {len(tag_holes)} unjudged docs in its top-{POOL_DEPTH} "
+            f"across {len({q for q, _ in tag_holes})} queries"
+        )
 
     if args.todo:
         with args.todo.open("w", encoding="utf-8") as f:

@@ -67,6 +67,9 @@ _LAZY: dict[str, str] = {
     "stability": "analysis.stability",
     "power_curve": "figures.power_plots",
     "stability_curve": "figures.power_plots",
+    # fusion (hybrid search)
+    "fuse": "fusion",
+    "optimize_fusion": "fusion",
 }
 
 __all__ = [
