@@ -20,7 +20,10 @@ import polars as pl
 from ..errors import EmptyInputError, SearchEvalError, UnknownMeasureError
 from ..frames import Kind, input_kind
 from ..options import check_choice, check_str_list
-from .compare import Comparison, _pair_queries, _per_query_input, _select_measures
+from .compare import Comparison
+from .pairs import pair_queries as _pair_queries
+from .pairs import per_query_input as _per_query_input
+from .pairs import select_measures as _select_measures
 
 __all__ = ["Paired", "load_paired", "pooled_sd", "row_pvalues", "run_pairs"]
 
