@@ -25,7 +25,7 @@ from ..analysis.stability import stability as _stability
 from ..errors import SearchEvalError
 from ..frames import _to_polars
 from ..options import check_choice, check_float, check_int
-from .plots import OKABE_ITO, PALETTE
+from .style import OKABE_ITO, PALETTE
 
 if TYPE_CHECKING:  # pragma: no cover
     from matplotlib.axes import Axes
