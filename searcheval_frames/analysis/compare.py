@@ -30,8 +30,9 @@ from typing import Any, Literal
 import numpy as np
 import polars as pl
 
-from ..errors import IdMismatchError, SearchEvalError
+from ..errors import IdMismatchError
 from ..frames import Kind, to_native
+from ..options import check_choice, check_float, check_int
 from . import pairs as _pairs
 from . import stats as _st
 from .tables import Table
@@ -370,18 +371,15 @@ def compare(
     correction = _st.canonical_correction(correction)
     ci_method = _st.canonical_ci_method(ci_method)  # type: ignore[assignment]
     _st._check_alternative(alternative)
-    if missing not in ("zero", "skip", "error"):
-        raise SearchEvalError(f"missing={missing!r}: use 'zero', 'skip' or 'error'")
-    if pairs not in ("baseline", "all"):
-        raise SearchEvalError(f"pairs={pairs!r}: use 'baseline' or 'all'")
-    if family not in ("all", "measure"):
-        raise SearchEvalError(f"family={family!r}: use 'all' or 'measure'")
-    if not 0 < alpha < 1:
-        raise SearchEvalError(f"alpha={alpha!r}: the significance level must be in (0, 1)")
-    if not 0 < ci < 1:
-        raise SearchEvalError(f"ci={ci!r}: the confidence level must be in (0, 1), e.g. 0.95")
-    if isinstance(n_resamples, bool) or int(n_resamples) < 1:
-        raise SearchEvalError(f"n_resamples={n_resamples!r}: use a positive integer")
+    check_choice("compare", "missing", missing, ("zero", "skip", "error"))
+    check_choice("compare", "pairs", pairs, ("baseline", "all"), example="pairs='all'")
+    check_choice("compare", "family", family, ("all", "measure"), example="family='measure'")
+    check_float("compare", "alpha", alpha, minimum=0, maximum=1, open_min=True, open_max=True,
+                what="the significance level", example="alpha=0.05")
+    check_float("compare", "ci", ci, minimum=0, maximum=1, open_min=True, open_max=True,
+                what="the confidence level", example="ci=0.95")
+    check_int("compare", "n_resamples", n_resamples, minimum=1, example="n_resamples=10000")
+    check_float("compare", "tie_tolerance", tie_tolerance, minimum=0, example="tie_tolerance=1e-9")
     if seed is not None:
         _st.pair_rng(seed)  # validates
 

@@ -40,7 +40,7 @@ from typing import Any
 
 import numpy as np
 
-from ..errors import SearchEvalError
+from ..errors import InvalidOptionError, SearchEvalError
 
 __all__ = [
     "CI_METHODS",
@@ -113,40 +113,44 @@ _ALTERNATIVES = ("two-sided", "greater", "less")
 _BATCH_ELEMENTS = 2_000_000
 
 
-def _canonical(name: str, table: Mapping[str, str], arg: str) -> str:
-    key = str(name).strip().lower().replace("_", "-") if name is not None else "none"
-    if key in table:
-        return table[key]
-    if key.replace("-", "_") in table:
-        return table[key.replace("-", "_")]
-    raise SearchEvalError(
-        f"{arg}={name!r} is not known; use one of {sorted(set(table))}."
+def _unknown_option(func: str, arg: str, name: Any, allowed: Sequence[str]) -> InvalidOptionError:
+    return InvalidOptionError(
+        f"{func}({arg}={name!r}): must be one of {', '.join(repr(a) for a in allowed)}; "
+        f"got {name!r}. Example: {arg}={allowed[0]!r}"
     )
 
 
-def canonical_test(name: str) -> str:
+def _canonical(name: Any, table: Mapping[str, str], arg: str, func: str) -> str:
+    key = str(name).strip().lower().replace("_", "-") if name is not None else "none"
+    if isinstance(name, str | type(None)):
+        if key in table:
+            return table[key]
+        if key.replace("-", "_") in table:
+            return table[key.replace("-", "_")]
+    raise _unknown_option(func, arg, name, sorted(set(table)))
+
+
+def canonical_test(name: str, func: str = "compare") -> str:
     """Canonical name of a test (``"t"``, ``"wilcoxon"``, ``"permutation"``, ``"sign"``)."""
-    return _canonical(name, TESTS, "test")
+    return _canonical(name, TESTS, "test", func)
 
 
-def canonical_correction(name: str | None) -> str:
+def canonical_correction(name: str | None, func: str = "compare") -> str:
     """Canonical name of a correction (``"none"``, ``"bonferroni"``, ``"holm"``, ``"bh"``, ``"by"``)."""
-    return _canonical("none" if name is None else name, CORRECTIONS, "correction")
+    return _canonical("none" if name is None else name, CORRECTIONS, "correction", func)
 
 
-def canonical_ci_method(name: str) -> str:
+def canonical_ci_method(name: str, func: str = "compare") -> str:
     """Canonical name of a confidence-interval method."""
     key = str(name).strip().lower()
-    if key not in CI_METHODS:
-        raise SearchEvalError(f"ci_method={name!r} is not known; use one of {sorted(CI_METHODS)}.")
+    if not isinstance(name, str) or key not in CI_METHODS:
+        raise _unknown_option(func, "ci_method", name, sorted(CI_METHODS))
     return key
 
 
-def _check_alternative(alternative: str) -> None:
+def _check_alternative(alternative: str, func: str = "compare") -> None:
     if alternative not in _ALTERNATIVES:
-        raise SearchEvalError(
-            f"alternative={alternative!r} is not known; use one of {list(_ALTERNATIVES)}."
-        )
+        raise _unknown_option(func, "alternative", alternative, _ALTERNATIVES)
 
 
 def _paired_arrays(x: Any, y: Any) -> tuple[np.ndarray, np.ndarray]:
