@@ -29,6 +29,7 @@ from ..errors import (
     format_rows,
 )
 from ..frames import input_kind, to_native
+from ..io.write import _atomic_write
 from .grades import (
     Grades,
     _docs_table,
@@ -150,11 +151,11 @@ def export_label_sheet(
         p = Path(path)
         suffix = p.suffix.lower()
         if suffix == ".parquet":
-            out.write_parquet(p)
+            _atomic_write(p, lambda fh: out.write_parquet(fh))
         elif suffix in (".csv", ".tsv", ".txt"):
-            out.write_csv(
-                p, include_bom=suffix == ".csv", separator="\t" if suffix != ".csv" else ","
-            )
+            _atomic_write(p, lambda fh: out.write_csv(
+                fh, include_bom=suffix == ".csv", separator="\t" if suffix != ".csv" else ","
+            ))
         else:
             raise SearchEvalError(
                 f"path={str(path)!r}: unknown sheet format {suffix!r}; use .csv, .tsv or .parquet"

@@ -22,6 +22,7 @@ import polars as pl
 
 from ..errors import FileFormatError, InvalidRelevanceError, SearchEvalError
 from ..frames import input_kind, qrels_frame, to_native
+from ..io.write import _atomic_write
 from .grades import Grades, _parse_label, _pool_pairs, grade_names, normalize_grades
 from .policies import check_policy, settle
 
@@ -432,24 +433,16 @@ class LabelStore:
         a half-written file. Default path: the journal's with suffix ``.parquet``.
         """
         target = Path(path) if path is not None else self.path.with_suffix(".parquet")
-        tmp = target.with_name(target.name + ".tmp")
-        self.labels().write_parquet(tmp)
-        with open(tmp, "rb+") as fh:
-            os.fsync(fh.fileno())
-        os.replace(tmp, target)
+        labels = self.labels()
+        _atomic_write(target, lambda fh: labels.write_parquet(fh))
         return target
 
     def write_qrels(self, path: str | os.PathLike[str], **qrels_kwargs: Any) -> Path:
         """Write :meth:`qrels` as a TREC qrels file ``query_id 0 doc_id relevance``."""
         q = self.qrels(**qrels_kwargs)
         target = Path(path)
-        tmp = target.with_name(target.name + ".tmp")
         text = "".join(f"{a} 0 {b} {c}\n" for a, b, c in q.iter_rows())
-        with open(tmp, "w", encoding="utf-8") as fh:
-            fh.write(text)
-            fh.flush()
-            os.fsync(fh.fileno())
-        os.replace(tmp, target)
+        _atomic_write(target, lambda fh: fh.write(text.encode("utf-8")))
         return target
 
     # ------------------------------------------------------------------ lifecycle

@@ -11,6 +11,7 @@ from typing import TYPE_CHECKING, Any
 import numpy as np
 
 from ..errors import SearchEvalError
+from ..io.write import _atomic_write
 
 if TYPE_CHECKING:  # pragma: no cover
     from matplotlib.figure import Figure
@@ -111,10 +112,10 @@ def save_figure(
     with mpl.rc_context({"svg.hashsalt": "searcheval_frames", "pdf.fonttype": 42}):
         for target, fmt in targets:
             target.parent.mkdir(parents=True, exist_ok=True)
-            figure.savefig(
-                target, format=fmt, dpi=dpi, transparent=transparent,
+            _atomic_write(target, lambda fh, fmt=fmt: figure.savefig(
+                fh, format=fmt, dpi=dpi, transparent=transparent,
                 bbox_inches="tight" if tight else None, pad_inches=0.05,
                 metadata=_METADATA[fmt],
-            )
+            ))
             written.append(target)
     return written
