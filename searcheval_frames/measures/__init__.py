@@ -7,7 +7,16 @@
 
 from __future__ import annotations
 
-from . import bpref, counts, ndcg, precision, rank  # noqa: F401  (register families)
+from . import (  # noqa: F401  (register families)
+    bpref,
+    counts,
+    gain,
+    ndcg,
+    precision,
+    rank,
+    sampled,
+    setbased,
+)
 from .base import (
     REGISTRY,
     Context,
