@@ -179,11 +179,11 @@ def _wide(agg: pl.DataFrame, pq: pl.DataFrame | None, requests: Sequence,
 
 
 def _render(fmt: str, agg: pl.DataFrame, pq: pl.DataFrame | None, requests: Sequence,
-            runs: list[str], digits: int) -> str:
+            runs: list[str], digits: int, strings: pl.DataFrame | None = None) -> str:
     from .trec_eval import format_trec_eval
 
     if fmt == "trec_eval":
-        return format_trec_eval(agg, requests, pq)
+        return format_trec_eval(agg, requests, pq, strings)
     # tables keep the user's -m order (trec_eval's own order only for --format trec_eval)
     reqs = sorted((r for r in requests if r.measure is not None), key=lambda r: r.seq)
     integer = {r.name: r.integer for r in reqs}
@@ -269,12 +269,19 @@ def run_cli(args: argparse.Namespace, out: TextIO) -> int:
             continue  # -c asked for exactly that
         print(f"searcheval: warning: {msg}", file=sys.stderr)
     requests = exp.requests
-    if args.format == "trec_eval" and len(runs) > 1 and all(r.measure for r in requests):
+    strings = None
+    if args.format == "trec_eval" and pq is not None and any(
+            r.family == "relstring" for r in requests):
+        from .trec_eval import relstrings
+
+        strings = relstrings(run, qrels, requests, pq, depth=args.depth, blocks=blocks,
+                             judged_only=args.judged_only, compat=args.compat)
+    if args.format == "trec_eval" and len(runs) > 1 and all(r.family != "runid" for r in requests):
         # one block per run, like running trec_eval once per file: say which run it is
         from .trec_eval import MeasureRequest
 
         requests = [MeasureRequest(None, "runid", (0, 0.0, 0), "runid"), *requests]
-    out.write(_render(args.format, agg, pq, requests, runs, args.digits))
+    out.write(_render(args.format, agg, pq, requests, runs, args.digits, strings))
     return EXIT_OK
 
 
