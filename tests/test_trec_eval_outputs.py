@@ -1,10 +1,17 @@
 """`searcheval --format trec_eval` is byte-identical to trec_eval's expected outputs.
 
 For each expected file of trec_eval's own test suite (../shared/data/trec_eval_tests,
-README there gives the command lines) we run the same command line and compare
-the lines of every measure we implement, byte for byte and in order. Measures we
-do not implement (infAP, rbp, utility ...) are left out of both sides; the test
-also checks that what we leave out is only those.
+README there gives the command lines) we run the same command line and compare the
+whole output, byte for byte and in order: every line of every file must match.
+
+Left out, on purpose:
+
+* ``out.test.prefs``, ``out.test.qrels_prefs``, ``out.test.qrels_jg``: preference judgments
+  and judgment groups (``-R prefs`` / ``-R qrels_jg``), other input formats with their own
+  measures, not supported (see docs/semantics.md);
+* ``out.test.aqZ``: ``-Z`` z-score normalisation, not a measure (no ``-Z`` option);
+* ``rbp``/``rbp_resid`` lines, only while the RBP family is not registered (it comes from
+  another branch); once it is, they are compared like every other line.
 """
 
 from __future__ import annotations
@@ -13,10 +20,14 @@ import pytest
 from conftest import shared_path
 
 from searcheval_frames.cli import main
+from searcheval_frames.errors import UnknownMeasureError
+from searcheval_frames.measures import parse_measure
 
 ALL_TREC = ["-m", "all_trec"]
 MEAS_PARAMS = ["-q", "-miprec_at_recall..10,.20,.25,.75,.50", "-m", "P.5,7,3", "-m",
-               "recall.20,2000", "-m", "ndcg_cut.10,20,23.4", "-msuccess.2,5,20"]
+               "recall.20,2000", "-m", "Rprec_mult.5.0,0.2,0.35", "-mutility.2,-1,0,0", "-m",
+               "11pt_avg..25,.5,.75", "-mndcg.1=3,2=9,4=4.5", "-mndcg_cut.10,20,23.4",
+               "-msuccess.2,5,20"]
 CASES = [
     ("out.test", [], "qrels.test", "results.test"),
     ("out.test", [], "qrels.test.with-comments", "results.test"),
@@ -25,17 +36,25 @@ CASES = [
     ("out.test.aq", [*ALL_TREC, "-q"], "qrels.test", "results.test"),
     ("out.test.aqc", [*ALL_TREC, "-q", "-c"], "qrels.test", "results.trunc"),
     ("out.test.aqcM", [*ALL_TREC, "-q", "-c", "-M100"], "qrels.test", "results.trunc"),
-    ("out.test.aql", [*ALL_TREC, "-q", "-l2"], "qrels.rel_level", "results.test"),
+    ("out.test.aql", [*ALL_TREC, "-mrelstring.20", "-q", "-l2"], "qrels.rel_level",
+     "results.test"),
     ("out.test.meas_params", MEAS_PARAMS, "qrels.test", "results.test"),
 ]
 V9 = [c for c in CASES if c[0] in ("out.test", "out.test.a", "out.test.aq", "out.test.aqc",
                                    "out.test.aqcM", "out.test.aql", "out.test.meas_params")
       and c[2] != "qrels.test.with-comments"]
-#: trec_eval measures we do not compute (anything else missing is a failure)
-NOT_IMPLEMENTED_PREFIXES = ("infAP", "gm_bpref", "Rprec_mult", "utility", "binG", "G ",
-                            "ndcg_rel", "Rndcg", "relative_P", "set_relative_P", "set_map",
-                            "set_F", "num_nonrel_judged_ret", "rbp", "relstring",
-                            "11pt_avg_.25", "ndcg_1=3")
+
+
+def _registered(name: str) -> bool:
+    try:
+        parse_measure(name)
+    except UnknownMeasureError:
+        return False
+    return True
+
+
+#: trec_eval measures computed on another branch; compared as soon as they are registered
+ELSEWHERE = tuple(n for n in ("rbp", "rbp_resid") if not _registered(n))
 
 
 def _run(capsys, args):
@@ -50,16 +69,17 @@ def _check(capsys, expected_path, flags, qrels, run):
         else expected_path.parent.parent
     got = _run(capsys, [*flags, str(folder / qrels), str(folder / run)])
     expected = expected_path.read_text().splitlines(keepends=True)
+    kept = [ln for ln in expected if ln.split("\t", 1)[0].rstrip() not in ELSEWHERE]
     got_lines = got.splitlines(keepends=True)
-    labels = {ln.split("\t", 1)[0] for ln in got_lines}
-    kept = [ln for ln in expected if ln.split("\t", 1)[0] in labels]
-    assert "".join(kept) == got  # byte-identical, same order
-    left_out = {ln.split("\t", 1)[0].rstrip() for ln in expected} - {
-        lab.rstrip() for lab in labels}
-    unexpected = sorted(m for m in left_out
-                        if not (m + " ").startswith(NOT_IMPLEMENTED_PREFIXES))
-    assert not unexpected, f"measures left out that should be implemented: {unexpected}"
-    assert len(kept) >= len(expected) * 0.6
+    same = sum(a == b for a, b in zip(kept, got_lines, strict=False))
+    assert got == "".join(kept), (
+        f"{same} of {len(kept)} lines identical; first difference: "
+        f"{next(((a, b) for a, b in zip(kept, got_lines, strict=False) if a != b), None)}")
+    assert same == len(kept) == len(got_lines)
+    # nothing but the other branch's measures is left out of the comparison
+    assert len(expected) - len(kept) == sum(
+        ln.split("\t", 1)[0].rstrip() in ("rbp", "rbp_resid") for ln in expected
+    ) * bool(ELSEWHERE)
 
 
 @pytest.mark.shared
