@@ -102,3 +102,34 @@ def test_default_output_is_complete_official_set(capsys):
     got = _run(capsys, [str(folder / "qrels.test"), str(folder / "results.test")])
     expected = (folder / "out.test").read_text()
     assert got == expected  # every line of the official set, not only a subset
+
+
+NEW_FAMILIES = ["infAP", "gm_bpref", "Rprec_mult", "utility", "11pt_avg", "binG", "G", "ndcg_rel",
+                "Rndcg", "relative_P", "success", "set_relative_P", "set_map", "set_F",
+                "num_nonrel_judged_ret"]
+
+
+@pytest.mark.shared
+@pytest.mark.parametrize("family", NEW_FAMILIES)
+def test_each_family_by_trec_name(capsys, family):
+    """`-m <family>` prints exactly that family's lines of out.test.a (defaults included)."""
+    folder = shared_path("trec_eval_tests")
+    got = _run(capsys, ["-m", family, str(folder / "qrels.test"), str(folder / "results.test")])
+    lines = (folder / "out.test.a").read_text().splitlines(keepends=True)
+    mine = [ln for ln in lines
+            if ln.split("\t", 1)[0].rstrip() == family
+            or ln.split("\t", 1)[0].rstrip().startswith(family + "_")]
+    if family == "set_F":
+        mine = [ln for ln in mine if ln.startswith("set_F ")]
+    assert mine and got == "".join(mine)
+
+
+@pytest.mark.shared
+def test_our_names_print_trec_labels(capsys):
+    folder = shared_path("trec_eval_tests")
+    got = _run(capsys, ["-m", "infAP,RprecMult@0.2,SetF,RelP@5,Utility", "-m", "relstring_5",
+                        "-q", str(folder / "qrels.test"), str(folder / "results.test")])
+    assert "relstring_5           \t301\t'00000'\n" in got
+    assert "Rprec_mult_0.20       \tall\t0.3445\n" in got and "infAP                 \tall\t0.1785\n" in got
+    assert "relative_P_5          \tall\t0.2667\n" in got and "utility               \tall\t-412.6667\n" in got
+    assert "set_F                 \tall\t0.1194\n" in got
