@@ -193,12 +193,17 @@ class RnDCG(Family):
         _register_levels(ctx)
         ideal = _Ideal(m.param("gain"))
         _, row = _dcg_row(m)
-        total = pl.lit(0.0)
-        count = pl.lit(0, dtype=pl.Int64)
-        for _, exact, at_least in reversed(ideal.levels):  # ascending cut-off
-            nd = row.filter(pl.col("rank") <= at_least).sum() / ideal.dcg.gather(at_least).first()
-            total = total + pl.when(exact > 0).then(nd).otherwise(0.0)
-            count = count + (exact > 0).cast(pl.Int64)
+        if ideal.levels:
+            ascending = list(reversed(ideal.levels))  # R levels by ascending cut-off
+            cuts = pl.concat([at_least for _, _, at_least in ascending])
+            counted = pl.concat([exact > 0 for _, exact, _ in ascending])
+            # DCG of the run at each cut: cumulative DCG over the judged rows ranked <= cut
+            upto = pl.col("rank").search_sorted(cuts, side="right")
+            dcg = pl.concat([pl.lit(0.0), row.cum_sum()]).gather(upto)
+            total = (dcg / ideal.dcg.gather(cuts)).filter(counted).sum()
+            count = counted.cast(pl.Int64).sum()
+        else:
+            total, count = pl.lit(0.0), pl.lit(0, dtype=pl.Int64)
         best = ideal.dcg.last()
         final = pl.when(best > 0).then(row.sum() / best).otherwise(0.0)
         return [total.alias(col), count.alias(f"{col}|n"), final.alias(f"{col}|end"),
