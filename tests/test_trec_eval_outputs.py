@@ -133,3 +133,22 @@ def test_our_names_print_trec_labels(capsys):
     assert "Rprec_mult_0.20       \tall\t0.3445\n" in got and "infAP                 \tall\t0.1785\n" in got
     assert "relative_P_5          \tall\t0.2667\n" in got and "utility               \tall\t-412.6667\n" in got
     assert "set_F                 \tall\t0.1194\n" in got
+
+
+def test_relstring_characters(capsys, tmp_path):
+    """Labels 0-9 as digits, > above 9, . for a negative label, - for a document not in the
+    qrels; the string stops at the end of the list; -M cuts it; -J drops the unjudged."""
+    qrels = tmp_path / "qrels"
+    qrels.write_text("q1 0 a 12\nq1 0 b -1\nq1 0 c 0\nq1 0 d 3\nq2 0 a 1\n")
+    run = tmp_path / "run"
+    run.write_text("".join(f"q1 Q0 {d} {i} {10 - i} r\n" for i, d in enumerate("axbcd")))
+    got = _run(capsys, ["-q", "-c", "-m", "relstring.20", "-m", "P.5", str(qrels), str(run)])
+    assert got.splitlines()[:2] == ["P_5                   \tq1\t0.4000",  # trec_eval's order
+                                    "relstring_20          \tq1\t'>-.03'"]
+    assert "relstring_20          \tq2\t''" in got and "\tall\t" in got
+    assert "relstring" not in "".join(ln for ln in got.splitlines() if "\tall\t" in ln)
+    got = _run(capsys, ["-q", "-M", "3", "-m", "relstring", str(qrels), str(run)])
+    assert got == "relstring             \tq1\t'>-.'\n"
+    got = _run(capsys, ["-q", "-J", "-m", "relstring", str(qrels), str(run)])
+    assert got == "relstring             \tq1\t'>03'\n"
+    assert _run(capsys, ["-m", "relstring", "-m", "P.5", str(qrels), str(run)]).startswith("P_5")

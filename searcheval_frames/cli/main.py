@@ -244,6 +244,8 @@ def run_cli(args: argparse.Namespace, out: TextIO) -> int:
               file=sys.stderr)
     qrels = read_qrels(args.qrels)
     names = [r.name for r in exp.requests if r.measure is not None]
+    if not names and any(r.family == "relstring" for r in exp.requests):
+        names = ["NumRet"]  # relstring alone: evaluate something to know the queries
     if not names:
         raise SearchEvalError("no measure to compute besides runid; add -m MEASURE")
     opts: dict[str, Any] = dict(
@@ -272,7 +274,7 @@ def run_cli(args: argparse.Namespace, out: TextIO) -> int:
     strings = None
     if args.format == "trec_eval" and pq is not None and any(
             r.family == "relstring" for r in requests):
-        from .trec_eval import relstrings
+        from .relstring import relstrings
 
         strings = relstrings(run, qrels, requests, pq, depth=args.depth, blocks=blocks,
                              judged_only=args.judged_only, compat=args.compat)
