@@ -224,3 +224,19 @@ def test_f1_matches_ranx():
             assert mine[(q, f"F1@{k}")] == pytest.approx(v, abs=1e-12), (q, k)
             n += 1
     assert n >= 3 * 30
+
+
+@pytest.mark.shared
+def test_set_f_beta_matches_pytrec_eval():
+    d = shared_path("trec_dl_passage")
+    qrels = read_trec_qrels(d / "qrels.dl20-passage.txt")
+    run = read_trec_run(d / "runs" / "run.dl20-passage.tasb.txt")
+    theirs = _pytrec(run, qrels, 2, measures={"set_F.0.25"})
+    ours = evaluate_frames(run, qrels, [parse_measure("SetF(beta=0.25)")], per_query=True,
+                           relevance_level=2, missing="skip", compat="trec_eval-9")
+    (name,) = theirs
+    n = 0
+    for qid, value in ours.select("query_id", "value").iter_rows():
+        assert value == pytest.approx(theirs[name][qid]["set_F"], rel=1e-12, abs=1e-15)
+        n += 1
+    assert n == 54
