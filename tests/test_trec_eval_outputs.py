@@ -9,7 +9,6 @@ Left out, on purpose:
 * ``out.test.prefs``, ``out.test.qrels_prefs``, ``out.test.qrels_jg``: preference judgments
   and judgment groups (``-R prefs`` / ``-R qrels_jg``), other input formats with their own
   measures, not supported (see docs/semantics.md);
-* ``out.test.aqZ``: ``-Z`` z-score normalisation, not a measure (no ``-Z`` option);
 * ``rbp``/``rbp_resid`` lines, only while the RBP family is not registered (it comes from
   another branch); once it is, they are compared like every other line.
 """
@@ -39,9 +38,12 @@ CASES = [
     ("out.test.aql", [*ALL_TREC, "-mrelstring.20", "-q", "-l2"], "qrels.rel_level",
      "results.test"),
     ("out.test.meas_params", MEAS_PARAMS, "qrels.test", "results.test"),
+    # ZFILE: the zscores_file next to the expected output (v9.0.8 has its own)
+    ("out.test.aqZ", ["-q", *ALL_TREC, "-Z", "ZFILE"], "qrels.test", "results.test"),
 ]
 V9 = [c for c in CASES if c[0] in ("out.test", "out.test.a", "out.test.aq", "out.test.aqc",
-                                   "out.test.aqcM", "out.test.aql", "out.test.meas_params")
+                                   "out.test.aqcM", "out.test.aql", "out.test.meas_params",
+                                   "out.test.aqZ")
       and c[2] != "qrels.test.with-comments"]
 
 
@@ -67,9 +69,10 @@ def _run(capsys, args):
 def _check(capsys, expected_path, flags, qrels, run):
     folder = expected_path.parent if expected_path.parent.name != "v9.0.8_expected" \
         else expected_path.parent.parent
+    flags = [str(expected_path.parent / "zscores_file") if f == "ZFILE" else f for f in flags]
     got = _run(capsys, [*flags, str(folder / qrels), str(folder / run)])
     expected = expected_path.read_text().splitlines(keepends=True)
-    kept = [ln for ln in expected if ln.split("\t", 1)[0].rstrip() not in ELSEWHERE]
+    kept = [ln for ln in expected if _name(ln) not in ELSEWHERE]
     got_lines = got.splitlines(keepends=True)
     same = sum(a == b for a, b in zip(kept, got_lines, strict=False))
     assert got == "".join(kept), (
@@ -78,8 +81,14 @@ def _check(capsys, expected_path, flags, qrels, run):
     assert same == len(kept) == len(got_lines)
     # nothing but the other branch's measures is left out of the comparison
     assert len(expected) - len(kept) == sum(
-        ln.split("\t", 1)[0].rstrip() in ("rbp", "rbp_resid") for ln in expected
+        _name(ln) in ("rbp", "rbp_resid") for ln in expected
     ) * bool(ELSEWHERE)
+
+
+def _name(line: str) -> str:
+    """Measure name of an output line, without -Z's 'Z' prefix."""
+    name = line.split("\t", 1)[0].rstrip()
+    return name[1:] if name.startswith("Z") else name
 
 
 @pytest.mark.shared
@@ -152,3 +161,27 @@ def test_relstring_characters(capsys, tmp_path):
     got = _run(capsys, ["-q", "-J", "-m", "relstring", str(qrels), str(run)])
     assert got == "relstring             \tq1\t'>03'\n"
     assert _run(capsys, ["-m", "relstring", "-m", "P.5", str(qrels), str(run)]).startswith("P_5")
+
+
+def test_zscore_file_errors_and_missing_entries(capsys, tmp_path):
+    qrels = tmp_path / "qrels"
+    qrels.write_text("q1 0 a 1\nq1 0 b 0\nq2 0 a 1\n")
+    run = tmp_path / "run"
+    run.write_text("q1 Q0 a 1 2.0 r\nq1 Q0 b 2 1.0 r\nq2 Q0 b 1 1.0 r\n")
+    bad = tmp_path / "z"
+    bad.write_text("q1 map 0.5 0.1\nq1 P_5 high 0.1\n")
+    assert main(["--format", "trec_eval", "-Z", str(bad), str(qrels), str(run)]) == 1
+    err = capsys.readouterr().err
+    assert f"{bad}:2" in err and "qid measure mean stddev" in err
+    good = tmp_path / "z2"
+    good.write_text("q1 map 0.5 0.25\nq2 map 0.0 0.0\nq1 num_ret 1 0.5\n")
+    got = _run(capsys, ["-q", "-m", "map", "-m", "num_ret", "-m", "num_q", "-Z", str(good),
+                        str(qrels), str(run)])
+    # q1: (1 - 0.5) / 0.25; q2: sd 0 and value 0 == mean -> 0; absent entries -> -1000000
+    assert got == ("Znum_ret               \tq1\t2.0000\n"
+                   "Zmap                   \tq1\t2.0000\n"
+                   "Znum_ret               \tq2\t-1000000.0000\n"
+                   "Zmap                   \tq2\t0.0000\n"
+                   "Znum_q                 \tall\t2.0000\n"
+                   "Znum_ret               \tall\t-999998.0000\n"
+                   "Zmap                   \tall\t1.0000\n")

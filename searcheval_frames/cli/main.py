@@ -86,6 +86,9 @@ def build_parser() -> argparse.ArgumentParser:
                    help="keep only the top DEPTH documents of each query")
     p.add_argument("-J", "--judged-only", action="store_true",
                    help="drop unjudged documents before measuring")
+    p.add_argument("-Z", "--zscores", metavar="FILE", default=None,
+                   help="print z-scores against the per-query means and deviations in FILE "
+                        "('qid measure mean stddev' lines), as trec_eval -Z")
     p.add_argument("-f", "--format", default="table",
                    choices=["table", "tsv", "csv", "json", "markdown", "trec_eval"],
                    help="output format (default: table; trec_eval = byte-identical to "
@@ -179,11 +182,12 @@ def _wide(agg: pl.DataFrame, pq: pl.DataFrame | None, requests: Sequence,
 
 
 def _render(fmt: str, agg: pl.DataFrame, pq: pl.DataFrame | None, requests: Sequence,
-            runs: list[str], digits: int, strings: pl.DataFrame | None = None) -> str:
+            runs: list[str], digits: int, strings: pl.DataFrame | None = None,
+            zscore: bool = False) -> str:
     from .trec_eval import format_trec_eval
 
     if fmt == "trec_eval":
-        return format_trec_eval(agg, requests, pq, strings)
+        return format_trec_eval(agg, requests, pq, strings, zscore=zscore)
     # tables keep the user's -m order (trec_eval's own order only for --format trec_eval)
     reqs = sorted((r for r in requests if r.measure is not None), key=lambda r: r.seq)
     integer = {r.name: r.integer for r in reqs}
@@ -260,7 +264,7 @@ def run_cli(args: argparse.Namespace, out: TextIO) -> int:
         warnings.simplefilter("always")
         agg = evaluate_frames(run, qrels, measures, blocks=blocks, **opts)
         pq = (evaluate_frames(run, qrels, measures, per_query=True, blocks=blocks, **opts)
-              if args.per_query else None)
+              if args.per_query or args.zscores else None)
     if pq is not None and args.complete and args.compat == "trec_eval-9":
         # trec_eval 9 prints per-query lines only for the queries a run has
         present = run.select("run", "query_id").unique()
@@ -271,6 +275,11 @@ def run_cli(args: argparse.Namespace, out: TextIO) -> int:
             continue  # -c asked for exactly that
         print(f"searcheval: warning: {msg}", file=sys.stderr)
     requests = exp.requests
+    if args.zscores:
+        from .zscore import apply_zscores, read_zscores
+
+        agg, pq = apply_zscores(pq, requests, read_zscores(args.zscores))
+        pq = pq if args.per_query else None
     strings = None
     if args.format == "trec_eval" and pq is not None and any(
             r.family == "relstring" for r in requests):
@@ -283,7 +292,8 @@ def run_cli(args: argparse.Namespace, out: TextIO) -> int:
         from .trec_eval import MeasureRequest
 
         requests = [MeasureRequest(None, "runid", (0, 0.0, 0), "runid"), *requests]
-    out.write(_render(args.format, agg, pq, requests, runs, args.digits, strings))
+    out.write(_render(args.format, agg, pq, requests, runs, args.digits, strings,
+                      zscore=bool(args.zscores)))
     return EXIT_OK
 
 

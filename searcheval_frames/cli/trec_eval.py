@@ -358,14 +358,14 @@ def expand_measures(specs: Sequence[str] | None, compat: str = "trec_eval-10") -
 
 
 def format_value(value: float, integer: bool) -> str:
-    """Format a value as trec_eval does (``%ld`` for counts, ``%.4f`` otherwise)."""
+    """Format a value as trec_eval does (``%ld`` for counts, ``%6.4f`` otherwise)."""
     if integer:
         return str(round(value))
-    return f"{value:.4f}"
+    return f"{value:6.4f}"  # C printf: nan prints as "   nan"
 
 
-def _line(label: str, qid: str, value: str) -> str:
-    return f"{label:<22}\t{qid}\t{value}\n"
+def _line(label: str, qid: str, value: str, prefix: str = "") -> str:
+    return f"{prefix}{label:<22}\t{qid}\t{value}\n"
 
 
 def format_trec_eval(
@@ -373,6 +373,7 @@ def format_trec_eval(
     requests: Sequence[MeasureRequest],
     per_query: pl.DataFrame | None = None,
     strings: pl.DataFrame | None = None,
+    zscore: bool = False,
 ) -> str:
     """Print results exactly as trec_eval does, one block per run.
 
@@ -387,6 +388,9 @@ def format_trec_eval(
     strings
         ``run, query_id, measure, text`` for the per-query ``relstring`` lines
         (from :func:`searcheval_frames.cli.relstring.relstrings`), or None.
+    zscore
+        Values are z-scores (``-Z``): labels get trec_eval's ``Z`` prefix and every value
+        four decimals.
 
     Returns
     -------
@@ -402,6 +406,7 @@ def format_trec_eval(
     'P_5                   \\tall\\t0.4000\\n'
     """
     out: list[str] = []
+    z = "Z" if zscore else ""
     runs = aggregate.get_column("run").unique(maintain_order=True).to_list()
     if not runs and per_query is not None:
         runs = per_query.get_column("run").unique(maintain_order=True).to_list()
@@ -427,7 +432,7 @@ def format_trec_eval(
                         continue
                     v = table.get((q, r.name))
                     if v is not None:
-                        out.append(_line(r.label, q, format_value(v, r.integer)))
+                        out.append(_line(r.label, q, format_value(v, r.integer and not z), z))
         agg = dict(aggregate.filter(pl.col("run") == run).select("measure", "value").iter_rows())
         for r in requests:
             if r.family == "relstring":
@@ -437,6 +442,6 @@ def format_trec_eval(
                 continue
             v = agg.get(r.name)
             if v is not None:
-                out.append(_line(r.label, "all", format_value(v, r.integer)))
+                out.append(_line(r.label, "all", format_value(v, r.integer and not z), z))
     return "".join(out)
 
