@@ -6,9 +6,9 @@ whole output, byte for byte and in order: every line of every file must match.
 
 Left out, on purpose:
 
-* ``out.test.prefs``, ``out.test.qrels_prefs``, ``out.test.qrels_jg``: preference judgments
-  and judgment groups (``-R prefs`` / ``-R qrels_jg``), other input formats with their own
-  measures, not supported (see docs/semantics.md);
+* ``out.test.prefs``, ``out.test.qrels_prefs``: preference judgments (``-R prefs``,
+  ``-R qrels_prefs``), another input format with ~15 measures of its own, not supported
+  (see docs/semantics.md);
 * ``rbp``/``rbp_resid`` lines, only while the RBP family is not registered (it comes from
   another branch); once it is, they are compared like every other line.
 """
@@ -40,6 +40,10 @@ CASES = [
     ("out.test.meas_params", MEAS_PARAMS, "qrels.test", "results.test"),
     # ZFILE: the zscores_file next to the expected output (v9.0.8 has its own)
     ("out.test.aqZ", ["-q", *ALL_TREC, "-Z", "ZFILE"], "qrels.test", "results.test"),
+    ("out.test.qrels_jg", ["-m", "qrels_jg", "-q", "-R", "qrels_jg"], "qrels.123",
+     "results.test"),
+    ("out.test.qrels_jg", ["-m", "qrels_jg", "-q", "-R", "qrels_jg"], "qrels.comments.123",
+     "results.test"),
 ]
 V9 = [c for c in CASES if c[0] in ("out.test", "out.test.a", "out.test.aq", "out.test.aqc",
                                    "out.test.aqcM", "out.test.aql", "out.test.meas_params",
@@ -185,3 +189,29 @@ def test_zscore_file_errors_and_missing_entries(capsys, tmp_path):
                    "Znum_q                 \tall\t2.0000\n"
                    "Znum_ret               \tall\t-999998.0000\n"
                    "Zmap                   \tall\t1.0000\n")
+
+
+def test_qrels_jg_file_errors(capsys, tmp_path):
+    bad = tmp_path / "qrels_jg"
+    bad.write_text("q1 0 a 1\nq1 1 a\n")
+    run = tmp_path / "run"
+    run.write_text("q1 Q0 a 1 2.0 r\n")
+    assert main(["--format", "trec_eval", "-R", "qrels_jg", "-m", "qrels_jg", str(bad),
+                 str(run)]) == 1
+    err = capsys.readouterr().err
+    assert f"{bad}:2" in err and "qid jg docno label" in err
+
+
+def test_qrels_jg_averages_over_groups(capsys, tmp_path):
+    qrels = tmp_path / "qrels_jg"  # group 1 finds a relevant, group 2 does not
+    qrels.write_text("q1 1 a 1\nq1 1 b 0\nq1 2 a 0\nq1 2 b 1\nq2 1 a 1\n")
+    run = tmp_path / "run"
+    run.write_text("q1 Q0 a 1 2.0 r\nq1 Q0 x 2 1.0 r\nq2 Q0 a 1 1.0 r\n")
+    got = _run(capsys, ["-R", "qrels_jg", "-m", "map_avgjg", "-m", "P_avgjg.1", "-q",
+                        str(qrels), str(run)])
+    assert got == ("map_avgjg             \tq1\t0.5000\n"   # (1 + 0) / 2 groups
+                   "P_avgjg_1             \tq1\t0.5000\n"
+                   "map_avgjg             \tq2\t1.0000\n"
+                   "P_avgjg_1             \tq2\t1.0000\n"
+                   "map_avgjg             \tall\t0.7500\n"
+                   "P_avgjg_1             \tall\t0.7500\n")

@@ -86,6 +86,9 @@ def build_parser() -> argparse.ArgumentParser:
                    help="keep only the top DEPTH documents of each query")
     p.add_argument("-J", "--judged-only", action="store_true",
                    help="drop unjudged documents before measuring")
+    p.add_argument("-R", "--rel-format", choices=["qrels", "qrels_jg"], default="qrels",
+                   help="qrels_jg: the qrels' second column is a judgment group; use with "
+                        "-m qrels_jg (measures averaged over groups), as trec_eval -R qrels_jg")
     p.add_argument("-Z", "--zscores", metavar="FILE", default=None,
                    help="print z-scores against the per-query means and deviations in FILE "
                         "('qid measure mean stddev' lines), as trec_eval -Z")
@@ -246,7 +249,14 @@ def run_cli(args: argparse.Namespace, out: TextIO) -> int:
     if exp.skipped:
         print("searcheval: note: not implemented, left out: " + ", ".join(exp.skipped),
               file=sys.stderr)
-    qrels = read_qrels(args.qrels)
+    qrels_jg = None
+    if args.rel_format == "qrels_jg":
+        from .qrels_jg import read_qrels_jg
+
+        qrels_jg = read_qrels_jg(args.qrels)
+        qrels = qrels_jg.unique(["query_id", "doc_id"], keep="first").drop("jg")
+    else:
+        qrels = read_qrels(args.qrels)
     names = [r.name for r in exp.requests if r.measure is not None]
     if not names and any(r.family == "relstring" for r in exp.requests):
         names = ["NumRet"]  # relstring alone: evaluate something to know the queries
@@ -262,9 +272,15 @@ def run_cli(args: argparse.Namespace, out: TextIO) -> int:
     runs = run.get_column("run").unique(maintain_order=True).to_list()
     with warnings.catch_warnings(record=True) as caught:
         warnings.simplefilter("always")
-        agg = evaluate_frames(run, qrels, measures, blocks=blocks, **opts)
-        pq = (evaluate_frames(run, qrels, measures, per_query=True, blocks=blocks, **opts)
-              if args.per_query or args.zscores else None)
+        if qrels_jg is not None:
+            from .qrels_jg import evaluate_jg
+
+            agg, pq = evaluate_jg(run, qrels_jg, exp.requests, **opts)
+            pq = pq if args.per_query or args.zscores else None
+        else:
+            agg = evaluate_frames(run, qrels, measures, blocks=blocks, **opts)
+            pq = (evaluate_frames(run, qrels, measures, per_query=True, blocks=blocks, **opts)
+                  if args.per_query or args.zscores else None)
     if pq is not None and args.complete and args.compat == "trec_eval-9":
         # trec_eval 9 prints per-query lines only for the queries a run has
         present = run.select("run", "query_id").unique()

@@ -74,21 +74,30 @@ TREC_FAMILIES: dict[str, tuple[float, ...] | None] = {
     "rbp": None,
     "rbp_resid": None,
     "unj": (5, 10, 20),
+    # judgment groups (-R qrels_jg): the base measure per group, averaged over groups
+    "map_avgjg": None,
+    "P_avgjg": _CUTS,
+    "Rprec_mult_avgjg": tuple(i / 5 for i in range(1, 11)),
 }
+#: judgment-group families -> the trec_eval measure computed for each group
+JG_BASE = {"map_avgjg": "map", "P_avgjg": "P", "Rprec_mult_avgjg": "Rprec_mult"}
 _ORDER = {f: i for i, f in enumerate(TREC_FAMILIES)}
 #: trec_eval's default set (no -m).
 OFFICIAL = ("runid", "num_q", "num_ret", "num_rel", "num_rel_ret", "map", "gm_map", "Rprec",
             "bpref", "recip_rank", "iprec_at_recall", "P")
-#: every family (relstring prints a string, per query only: it needs -q and --format trec_eval)
-ALL_TREC = tuple(TREC_FAMILIES)
+#: every family but the judgment-group ones (relstring prints a string, per query only: it
+#: needs -q and --format trec_eval)
+ALL_TREC = tuple(f for f in TREC_FAMILIES if f not in JG_BASE)
+#: trec_eval's qrels_jg set (with -R qrels_jg)
+QRELS_JG = ("runid", "num_q", *JG_BASE)
 #: trec_eval 9's all_trec (rbp, rbp_resid and unj came with version 10).
 ALL_TREC_9 = tuple(f for f in ALL_TREC if f not in ("rbp", "rbp_resid", "unj"))
-_SETS = {"official": OFFICIAL, "all_trec": ALL_TREC}
+_SETS = {"official": OFFICIAL, "all_trec": ALL_TREC, "qrels_jg": QRELS_JG}
 #: printed only in the summary (``all``) block
 SUMMARY_ONLY = frozenset({"runid", "num_q", "gm_map", "gm_bpref"})
 INTEGER_MEASURES = frozenset({"num_q", "num_ret", "num_rel", "num_rel_ret",
                               "num_nonrel_judged_ret"})
-_FLOAT_PARAM = frozenset({"iprec_at_recall", "Rprec_mult"})
+_FLOAT_PARAM = frozenset({"iprec_at_recall", "Rprec_mult", "Rprec_mult_avgjg"})
 #: families whose -m parameters make one measure, printed as ``family_<parameters as given>``
 #: (trec_eval's "printable params"): parameters -> this package's measure name
 _TEXT_PARAM = {
@@ -301,7 +310,7 @@ def expand_measures(specs: Sequence[str] | None, compat: str = "trec_eval-10") -
                 names = [(f"{fam}_{','.join(plist)}", 0.0)]
         for trec, key in names:
             try:
-                m = _parse(trec)
+                m = _parse(JG_BASE[fam] + trec[len(fam):] if fam in JG_BASE else trec)
             except UnknownMeasureError:
                 if from_set:
                     if fam not in exp.skipped:
@@ -311,7 +320,8 @@ def expand_measures(specs: Sequence[str] | None, compat: str = "trec_eval-10") -
                     f"trec_eval measure {trec!r} is not implemented by searcheval_frames; "
                     "run `searcheval --list-measures` for the available ones"
                 ) from None
-            add(m, fam, m.trec_name or trec, (_ORDER[fam], key, 0))
+            label = trec if fam in JG_BASE else (m.trec_name or trec)
+            add(m, fam, label, (_ORDER[fam], key, 0))
 
     for spec in specs:
         spec = spec.strip()
@@ -320,7 +330,7 @@ def expand_measures(specs: Sequence[str] | None, compat: str = "trec_eval-10") -
             for fam in fams:
                 add_family(fam, None, True)
             continue
-        if spec in ("all_prefs", "qrels_jg") or spec.startswith(("all_", "qrels_")):
+        if spec == "all_prefs" or spec.startswith(("all_", "qrels_")):
             raise UnknownMeasureError(
                 f"measure set {spec!r} is not supported; use 'official', 'all_trec' or "
                 "measure names"
