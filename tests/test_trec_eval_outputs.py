@@ -200,6 +200,10 @@ def test_qrels_jg_file_errors(capsys, tmp_path):
                  str(run)]) == 1
     err = capsys.readouterr().err
     assert f"{bad}:2" in err and "qid jg docno label" in err
+    bad.write_text("q1 0 a 1\nq1 1 a 0\n")
+    assert main(["--format", "trec_eval", "-R", "qrels_jg", "-m", "map", str(bad),
+                 str(run)]) == 1
+    assert "only map_avgjg, P_avgjg, Rprec_mult_avgjg" in capsys.readouterr().err
 
 
 def test_qrels_jg_averages_over_groups(capsys, tmp_path):

@@ -18,8 +18,8 @@ from typing import Any
 
 import polars as pl
 
-from ..errors import FileFormatError
-from .trec_eval import MeasureRequest
+from ..errors import FileFormatError, UnknownMeasureError
+from .trec_eval import JG_BASE, MeasureRequest
 
 __all__ = ["evaluate_jg", "read_qrels_jg"]
 
@@ -84,6 +84,12 @@ def evaluate_jg(
     """
     from ..core.evaluate import evaluate_frames
 
+    other = [r.label for r in requests
+             if r.measure is not None and r.family not in (*JG_BASE, "num_q")]
+    if other:
+        raise UnknownMeasureError(
+            f"with -R qrels_jg only {', '.join(JG_BASE)} and num_q are defined (as in "
+            f"trec_eval), not {', '.join(other[:3])}; use -m qrels_jg, or ordinary qrels")
     ms = [r.measure for r in requests if r.measure is not None]
     groups = qrels_jg.select("query_id", "jg").unique()
     qrels = qrels_jg.select((pl.col("query_id") + _SEP + pl.col("jg")).alias("query_id"),
