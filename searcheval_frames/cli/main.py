@@ -86,6 +86,12 @@ def build_parser() -> argparse.ArgumentParser:
                    help="keep only the top DEPTH documents of each query")
     p.add_argument("-J", "--judged-only", action="store_true",
                    help="drop unjudged documents before measuring")
+    p.add_argument("-R", "--rel-format", choices=["qrels", "qrels_jg"], default="qrels",
+                   help="qrels_jg: the qrels' second column is a judgment group; use with "
+                        "-m qrels_jg (measures averaged over groups), as trec_eval -R qrels_jg")
+    p.add_argument("-Z", "--zscores", metavar="FILE", default=None,
+                   help="print z-scores against the per-query means and deviations in FILE "
+                        "('qid measure mean stddev' lines), as trec_eval -Z")
     p.add_argument("-f", "--format", default="table",
                    choices=["table", "tsv", "csv", "json", "markdown", "trec_eval"],
                    help="output format (default: table; trec_eval = byte-identical to "
@@ -179,11 +185,12 @@ def _wide(agg: pl.DataFrame, pq: pl.DataFrame | None, requests: Sequence,
 
 
 def _render(fmt: str, agg: pl.DataFrame, pq: pl.DataFrame | None, requests: Sequence,
-            runs: list[str], digits: int) -> str:
+            runs: list[str], digits: int, strings: pl.DataFrame | None = None,
+            zscore: bool = False) -> str:
     from .trec_eval import format_trec_eval
 
     if fmt == "trec_eval":
-        return format_trec_eval(agg, requests, pq)
+        return format_trec_eval(agg, requests, pq, strings, zscore=zscore)
     # tables keep the user's -m order (trec_eval's own order only for --format trec_eval)
     reqs = sorted((r for r in requests if r.measure is not None), key=lambda r: r.seq)
     integer = {r.name: r.integer for r in reqs}
@@ -242,12 +249,21 @@ def run_cli(args: argparse.Namespace, out: TextIO) -> int:
     if exp.skipped:
         print("searcheval: note: not implemented, left out: " + ", ".join(exp.skipped),
               file=sys.stderr)
+    qrels_jg = None
+    if args.rel_format == "qrels_jg":
+        from .qrels_jg import read_qrels_jg
+
+        qrels_jg = read_qrels_jg(args.qrels)
+        qrels = qrels_jg.unique(["query_id", "doc_id"], keep="first").drop("jg")
+    else:
+        # diversity measures read the qrels' second column as the subtopic (ndeval's format)
+        qrels = read_qrels(args.qrels, subtopics=any(
+            _by_subtopic(r.measure) for r in exp.requests if r.measure is not None))
     names = [r.name for r in exp.requests if r.measure is not None]
+    if not names and any(r.family == "relstring" for r in exp.requests):
+        names = ["NumRet"]  # relstring alone: evaluate something to know the queries
     if not names:
         raise SearchEvalError("no measure to compute besides runid; add -m MEASURE")
-    # diversity measures read the qrels' second column as the subtopic (ndeval's format)
-    qrels = read_qrels(args.qrels, subtopics=any(_by_subtopic(r.measure) for r in exp.requests
-                                                 if r.measure is not None))
     opts: dict[str, Any] = dict(
         relevance_level=args.level, missing="zero" if args.complete else "skip",
         depth=args.depth, judged_only=args.judged_only, compat=args.compat)
@@ -258,9 +274,15 @@ def run_cli(args: argparse.Namespace, out: TextIO) -> int:
     runs = run.get_column("run").unique(maintain_order=True).to_list()
     with warnings.catch_warnings(record=True) as caught:
         warnings.simplefilter("always")
-        agg = evaluate_frames(run, qrels, measures, blocks=blocks, **opts)
-        pq = (evaluate_frames(run, qrels, measures, per_query=True, blocks=blocks, **opts)
-              if args.per_query else None)
+        if qrels_jg is not None:
+            from .qrels_jg import evaluate_jg
+
+            agg, pq = evaluate_jg(run, qrels_jg, exp.requests, **opts)
+            pq = pq if args.per_query or args.zscores else None
+        else:
+            agg = evaluate_frames(run, qrels, measures, blocks=blocks, **opts)
+            pq = (evaluate_frames(run, qrels, measures, per_query=True, blocks=blocks, **opts)
+                  if args.per_query or args.zscores else None)
     if pq is not None and args.complete and args.compat == "trec_eval-9":
         # trec_eval 9 prints per-query lines only for the queries a run has
         present = run.select("run", "query_id").unique()
@@ -271,12 +293,25 @@ def run_cli(args: argparse.Namespace, out: TextIO) -> int:
             continue  # -c asked for exactly that
         print(f"searcheval: warning: {msg}", file=sys.stderr)
     requests = exp.requests
-    if args.format == "trec_eval" and len(runs) > 1 and all(r.measure for r in requests):
+    if args.zscores:
+        from .zscore import apply_zscores, read_zscores
+
+        agg, pq = apply_zscores(pq, requests, read_zscores(args.zscores))
+        pq = pq if args.per_query else None
+    strings = None
+    if args.format == "trec_eval" and pq is not None and any(
+            r.family == "relstring" for r in requests):
+        from .relstring import relstrings
+
+        strings = relstrings(run, qrels, requests, pq, depth=args.depth, blocks=blocks,
+                             judged_only=args.judged_only, compat=args.compat)
+    if args.format == "trec_eval" and len(runs) > 1 and all(r.family != "runid" for r in requests):
         # one block per run, like running trec_eval once per file: say which run it is
         from .trec_eval import MeasureRequest
 
         requests = [MeasureRequest(None, "runid", (0, 0.0, 0), "runid"), *requests]
-    out.write(_render(args.format, agg, pq, requests, runs, args.digits))
+    out.write(_render(args.format, agg, pq, requests, runs, args.digits, strings,
+                      zscore=bool(args.zscores)))
     return EXIT_OK
 
 

@@ -74,21 +74,70 @@ TREC_FAMILIES: dict[str, tuple[float, ...] | None] = {
     "rbp": None,
     "rbp_resid": None,
     "unj": (5, 10, 20),
+    # judgment groups (-R qrels_jg): the base measure per group, averaged over groups
+    "map_avgjg": None,
+    "P_avgjg": _CUTS,
+    "Rprec_mult_avgjg": tuple(i / 5 for i in range(1, 11)),
 }
+#: judgment-group families -> the trec_eval measure computed for each group
+JG_BASE = {"map_avgjg": "map", "P_avgjg": "P", "Rprec_mult_avgjg": "Rprec_mult"}
 _ORDER = {f: i for i, f in enumerate(TREC_FAMILIES)}
 #: trec_eval's default set (no -m).
 OFFICIAL = ("runid", "num_q", "num_ret", "num_rel", "num_rel_ret", "map", "gm_map", "Rprec",
             "bpref", "recip_rank", "iprec_at_recall", "P")
-#: all_trec minus relstring (a string, not a number: not printed in the summary either).
-ALL_TREC = tuple(f for f in TREC_FAMILIES if f != "relstring")
+#: every family but the judgment-group ones (relstring prints a string, per query only: it
+#: needs -q and --format trec_eval)
+ALL_TREC = tuple(f for f in TREC_FAMILIES if f not in JG_BASE)
+#: trec_eval's qrels_jg set (with -R qrels_jg)
+QRELS_JG = ("runid", "num_q", *JG_BASE)
 #: trec_eval 9's all_trec (rbp, rbp_resid and unj came with version 10).
 ALL_TREC_9 = tuple(f for f in ALL_TREC if f not in ("rbp", "rbp_resid", "unj"))
-_SETS = {"official": OFFICIAL, "all_trec": ALL_TREC}
+_SETS = {"official": OFFICIAL, "all_trec": ALL_TREC, "qrels_jg": QRELS_JG}
 #: printed only in the summary (``all``) block
 SUMMARY_ONLY = frozenset({"runid", "num_q", "gm_map", "gm_bpref"})
 INTEGER_MEASURES = frozenset({"num_q", "num_ret", "num_rel", "num_rel_ret",
                               "num_nonrel_judged_ret"})
-_FLOAT_PARAM = frozenset({"iprec_at_recall", "Rprec_mult"})
+_FLOAT_PARAM = frozenset({"iprec_at_recall", "Rprec_mult", "Rprec_mult_avgjg"})
+#: families whose -m parameters make one measure, printed as ``family_<parameters as given>``
+#: (trec_eval's "printable params"): parameters -> this package's measure name
+_TEXT_PARAM = {
+    "utility": lambda p: _utility(p),
+    "11pt_avg": lambda p: "IPrecAvg(levels={" + ",".join(p) + "})",
+    "set_F": lambda p: f"SetF(beta={_one(p, 'set_F')})",
+    "ndcg": lambda p: f"nDCG(gain={_gains(p)})",
+    "G": lambda p: f"G(gain={_gains(p)})",
+    "ndcg_rel": lambda p: f"nDCGRel(gain={_gains(p)})",
+    "Rndcg": lambda p: f"RnDCG(gain={_gains(p)})",
+}
+#: default length of relstring (trec_eval's relstring_len)
+RELSTRING_LEN = 10
+
+
+def _one(params: list[str], family: str) -> str:
+    if len(params) != 1:
+        raise UnknownMeasureError(f"trec_eval measure {family!r} takes one parameter, e.g. "
+                                  f"-m {family}.0.5; got {','.join(params)!r}")
+    return params[0]
+
+
+def _utility(params: list[str]) -> str:
+    if len(params) != 4:
+        raise UnknownMeasureError(
+            "trec_eval measure 'utility' takes 4 coefficients (relevant retrieved, non-relevant "
+            f"retrieved, relevant missed, rest), e.g. -m utility.2,-1,0,0; got {','.join(params)!r}")
+    return "Utility(" + ",".join(f"{k}={v}" for k, v in zip(("tp", "fp", "fn", "tn"), params,
+                                                             strict=True)) + ")"
+
+
+def _gains(params: list[str]) -> str:
+    # trec_eval ignores pairs whose level is not an integer (gain_init.c)
+    pairs = [p.split("=", 1) for p in params if "=" in p]
+    kept = [f"{k.strip()}:{v.strip()}" for k, v in pairs if re.fullmatch(r"[+-]?\d+", k.strip())]
+    if not kept:
+        raise UnknownMeasureError(
+            "gain parameters must be level=gain pairs, e.g. -m ndcg.1=3,2=9,4=4.5; got "
+            f"{','.join(params)!r}")
+    return "{" + ",".join(kept) + "}"
 
 
 @dataclass
@@ -101,10 +150,13 @@ class MeasureRequest:
     family: str | None = None
     integer: bool = False
     seq: int = 0  # position in the user's -m order
+    length: int = 0  # relstring only: number of documents shown
 
     @property
     def name(self) -> str:
-        return "runid" if self.measure is None else self.measure.name
+        if self.measure is None:
+            return self.label if self.family == "relstring" else "runid"
+        return self.measure.name
 
     @property
     def summary_only(self) -> bool:
@@ -189,27 +241,57 @@ def expand_measures(specs: Sequence[str] | None, compat: str = "trec_eval-10") -
     exp = Expansion()
     seen: set[str] = set()
     extra = 0
+    # trec_eval: parameters given for a family replace its default parameters, also when the
+    # family comes from a set (-m all_trec -m relstring.20 prints relstring_20 only)
+    defaults_of: set[str] = set()  # request keys that come from a family's defaults
+    explicit: set[str] = set()  # families given with parameters
+    touched: list[str] = []  # request keys of the current add_family call
 
-    def add(m: Any, family: str | None, label: str, order: tuple[int, float, int]) -> None:
-        key = "runid" if m is None else m.name
+    def add(m: Any, family: str | None, label: str, order: tuple[int, float, int],
+            length: int = 0) -> None:
+        key = label if m is None else m.name
+        touched.append(key)
         if key in seen:
             return
         seen.add(key)
         exp.requests.append(MeasureRequest(m, label, order, family,
                                            integer=family in INTEGER_MEASURES,
-                                           seq=len(exp.requests)))
+                                           seq=len(exp.requests), length=length))
 
     def add_family(fam: str, params: Iterable[str] | None, from_set: bool) -> None:
+        touched.clear()
+        _add_family(fam, params, from_set)
+        if params is None:
+            defaults_of.update(touched)
+        else:
+            explicit.add(fam)
+            defaults_of.difference_update(touched)
+
+    def _key(r: MeasureRequest) -> str:
+        return r.label if r.measure is None else r.measure.name
+
+    def _add_family(fam: str, params: Iterable[str] | None, from_set: bool) -> None:
         if fam == "runid":
             add(None, "runid", "runid", (_ORDER["runid"], 0.0, 0))
             return
         if fam == "relstring":
-            if from_set:
-                return
-            raise UnknownMeasureError(
-                "trec_eval measure 'relstring' prints a string, not a number; it is not "
-                "available here (use the per-query frame of sef.evaluate instead)"
-            )
+            plist = list(params or [])
+            length = RELSTRING_LEN
+            if plist:
+                try:
+                    length = int(float(_one(plist, "relstring")))
+                except ValueError:
+                    raise UnknownMeasureError(
+                        f"relstring takes a number of documents, e.g. -m relstring.20; got "
+                        f"{','.join(plist)!r}") from None
+            label = "relstring" if not plist else f"relstring_{','.join(plist)}"
+            add(None, "relstring", label, (_ORDER[fam], 0.0, 0), length=length)
+            return
+        if params is not None and fam in _TEXT_PARAM:
+            plist = list(params)
+            m = _parse(_TEXT_PARAM[fam](plist))
+            add(m, fam, f"{fam}_{','.join(plist)}", (_ORDER[fam], 0.0, 0))
+            return
         defaults = TREC_FAMILIES[fam]
         names: list[tuple[str, float]] = []
         if params is None:
@@ -228,7 +310,7 @@ def expand_measures(specs: Sequence[str] | None, compat: str = "trec_eval-10") -
                 names = [(f"{fam}_{','.join(plist)}", 0.0)]
         for trec, key in names:
             try:
-                m = _parse(trec)
+                m = _parse(JG_BASE[fam] + trec[len(fam):] if fam in JG_BASE else trec)
             except UnknownMeasureError:
                 if from_set:
                     if fam not in exp.skipped:
@@ -238,7 +320,8 @@ def expand_measures(specs: Sequence[str] | None, compat: str = "trec_eval-10") -
                     f"trec_eval measure {trec!r} is not implemented by searcheval_frames; "
                     "run `searcheval --list-measures` for the available ones"
                 ) from None
-            add(m, fam, m.trec_name or trec, (_ORDER[fam], key, 0))
+            label = trec if fam in JG_BASE else (m.trec_name or trec)
+            add(m, fam, label, (_ORDER[fam], key, 0))
 
     for spec in specs:
         spec = spec.strip()
@@ -247,7 +330,7 @@ def expand_measures(specs: Sequence[str] | None, compat: str = "trec_eval-10") -
             for fam in fams:
                 add_family(fam, None, True)
             continue
-        if spec in ("all_prefs", "qrels_jg") or spec.startswith(("all_", "qrels_")):
+        if spec == "all_prefs" or spec.startswith(("all_", "qrels_")):
             raise UnknownMeasureError(
                 f"measure set {spec!r} is not supported; use 'official', 'all_trec' or "
                 "measure names"
@@ -264,6 +347,10 @@ def expand_measures(specs: Sequence[str] | None, compat: str = "trec_eval-10") -
             if part in TREC_FAMILIES:
                 add_family(part, None, False)
                 continue
+            rs = re.fullmatch(r"relstring_(\d+)", part)
+            if rs:
+                add_family("relstring", [rs.group(1)], False)
+                continue
             m = _parse(part)
             family = _family_of(m.trec_name)
             if family is not None and m.trec_name is not None:
@@ -272,6 +359,8 @@ def expand_measures(specs: Sequence[str] | None, compat: str = "trec_eval-10") -
             else:
                 extra += 1
                 add(m, None, m.name, (len(_ORDER), 0.0, extra))
+    exp.requests = [r for r in exp.requests
+                    if not (r.family in explicit and _key(r) in defaults_of)]
     exp.requests.sort(key=lambda r: r.order)
     if not exp.requests:
         raise SearchEvalError("no measure to compute; pass -m with a measure name")
@@ -279,20 +368,22 @@ def expand_measures(specs: Sequence[str] | None, compat: str = "trec_eval-10") -
 
 
 def format_value(value: float, integer: bool) -> str:
-    """Format a value as trec_eval does (``%ld`` for counts, ``%.4f`` otherwise)."""
+    """Format a value as trec_eval does (``%ld`` for counts, ``%6.4f`` otherwise)."""
     if integer:
         return str(round(value))
-    return f"{value:.4f}"
+    return f"{value:6.4f}"  # C printf: nan prints as "   nan"
 
 
-def _line(label: str, qid: str, value: str) -> str:
-    return f"{label:<22}\t{qid}\t{value}\n"
+def _line(label: str, qid: str, value: str, prefix: str = "") -> str:
+    return f"{prefix}{label:<22}\t{qid}\t{value}\n"
 
 
 def format_trec_eval(
     aggregate: pl.DataFrame,
     requests: Sequence[MeasureRequest],
     per_query: pl.DataFrame | None = None,
+    strings: pl.DataFrame | None = None,
+    zscore: bool = False,
 ) -> str:
     """Print results exactly as trec_eval does, one block per run.
 
@@ -304,6 +395,12 @@ def format_trec_eval(
         From :func:`expand_measures` (gives order, labels and integer formats).
     per_query
         ``run, query_id, measure, value`` for ``-q`` output, or None.
+    strings
+        ``run, query_id, measure, text`` for the per-query ``relstring`` lines
+        (from :func:`searcheval_frames.cli.relstring.relstrings`), or None.
+    zscore
+        Values are z-scores (``-Z``): labels get trec_eval's ``Z`` prefix and every value
+        four decimals.
 
     Returns
     -------
@@ -319,6 +416,7 @@ def format_trec_eval(
     'P_5                   \\tall\\t0.4000\\n'
     """
     out: list[str] = []
+    z = "Z" if zscore else ""
     runs = aggregate.get_column("run").unique(maintain_order=True).to_list()
     if not runs and per_query is not None:
         runs = per_query.get_column("run").unique(maintain_order=True).to_list()
@@ -327,21 +425,33 @@ def format_trec_eval(
             pq = per_query.filter(pl.col("run") == run)
             table = {(q, m): v for q, m, v in pq.select("query_id", "measure", "value")
                      .iter_rows()}
+            texts: dict[tuple[str, str], str] = {}
+            if strings is not None:
+                texts = {(q, m): t for q, m, t in strings.filter(pl.col("run") == run)
+                         .select("query_id", "measure", "text").iter_rows()}
             qids = sorted(pq.get_column("query_id").unique().to_list(),
                           key=lambda s: s.encode())
             for q in qids:
                 for r in requests:
                     if r.summary_only:
                         continue
+                    if r.family == "relstring":
+                        text = texts.get((q, r.name))
+                        if text is not None:
+                            out.append(_line(r.label, q, text))
+                        continue
                     v = table.get((q, r.name))
                     if v is not None:
-                        out.append(_line(r.label, q, format_value(v, r.integer)))
+                        out.append(_line(r.label, q, format_value(v, r.integer and not z), z))
         agg = dict(aggregate.filter(pl.col("run") == run).select("measure", "value").iter_rows())
         for r in requests:
+            if r.family == "relstring":
+                continue  # per query only, as trec_eval
             if r.measure is None:
                 out.append(_line("runid", "all", str(run)))
                 continue
             v = agg.get(r.name)
             if v is not None:
-                out.append(_line(r.label, "all", format_value(v, r.integer)))
+                out.append(_line(r.label, "all", format_value(v, r.integer and not z), z))
     return "".join(out)
+

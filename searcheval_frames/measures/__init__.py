@@ -7,7 +7,20 @@
 
 from __future__ import annotations
 
-from . import bpref, compat, counts, diversity, err, ndcg, precision, rank, rbp  # noqa: F401  (register families)
+from . import (  # noqa: F401  (register families)
+    bpref,
+    compat,
+    counts,
+    diversity,
+    err,
+    gain,
+    ndcg,
+    precision,
+    rank,
+    rbp,
+    sampled,
+    setbased,
+)
 from .base import (
     REGISTRY,
     Context,

@@ -137,18 +137,34 @@ class IPrec(Family):
 ELEVEN_POINTS = tuple(i / 10 for i in range(11))
 
 
+def _parse_levels(text: str) -> str:
+    """``"{.25,.5,.75}"`` or ``".25;.5;.75"`` -> ``"{0.25,0.5,0.75}"`` (recall levels in [0, 1])."""
+    parts = [p for p in text.strip().strip("{}").replace(";", ",").split(",") if p.strip()]
+    levels = [float(p) for p in parts]
+    if not levels or not all(0.0 <= x <= 1.0 for x in levels):
+        raise ValueError(text)
+    return "{" + ",".join(repr(x) for x in levels) + "}"
+
+
+def _levels(m: Measure) -> tuple[float, ...]:
+    text = m.param("levels")
+    return ELEVEN_POINTS if text is None else tuple(float(x) for x in text.strip("{}").split(","))
+
+
 @register
 class IPrecAvg(Family):
     name = "IPrecAvg"
     aliases = ("11pt_avg", "11pt", "11-pt_avg", "iprec_avg")
     trec = "11pt_avg"
-    params = _REL
-    summary = "Mean interpolated precision at the 11 recall levels 0.0, 0.1, ..., 1.0."
+    params = {**_REL, "levels": _parse_levels}
+    summary = ("Mean interpolated precision at the 11 recall levels 0.0, 0.1, ..., 1.0 "
+               "(levels={.25,.5,.75}: at those levels, as trec_eval -m 11pt_avg..25,.5,.75).")
     formula = "IPrecAvg = (1/11) Σ_{r in 0,0.1..1} IPrec@r"
     example = "IPrecAvg"
 
     def agg(self, m: Measure, ctx: Context, col: str) -> list[pl.Expr]:
-        return [iprec_expr(m, ctx, r).alias(f"{col}|{i}") for i, r in enumerate(ELEVEN_POINTS)]
+        return [iprec_expr(m, ctx, r).alias(f"{col}|{i}") for i, r in enumerate(_levels(m))]
 
     def value(self, m: Measure, ctx: Context, col: str) -> pl.Expr:
-        return pl.sum_horizontal(pl.col(f"{col}|{i}") for i in range(11)) / 11.0
+        n = len(_levels(m))
+        return pl.sum_horizontal(pl.col(f"{col}|{i}") for i in range(n)) / float(n)
