@@ -74,9 +74,13 @@ def trec_order(run: pl.DataFrame) -> pl.DataFrame:
 
 
 def tie_free(run: pl.DataFrame) -> pl.DataFrame:
-    """Same order as ours, no ties: the score becomes n + 1 - position (positive)."""
+    """Same order as ours, no ties: the score becomes n + 1 - position (positive).
+
+    Positions count over the whole run, not per query, so no two rows of a run share a
+    score: trectools averages the weights of equal scores even across queries.
+    """
     return trec_order(run).with_columns(
-        (pl.len() - pl.int_range(pl.len())).over("run", "query_id").cast(pl.Float64).alias("score")
+        (pl.len() - pl.int_range(pl.len())).over("run").cast(pl.Float64).alias("score")
     )
 
 
