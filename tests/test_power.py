@@ -431,3 +431,19 @@ def test_discriminative_power_bad_input():
         sef.discriminative_power(frame({"a": [0.1, 0.2]}))
     with pytest.raises(SearchEvalError, match="measure="):
         sef.discriminative_power(normal_runs(5, 0.1, 0.1), measures="XYZ")
+
+
+@pytest.mark.parametrize("name", ["searcheval_frames.analysis.power",
+                                  "searcheval_frames.analysis.paired",
+                                  "searcheval_frames.analysis.stability",
+                                  "searcheval_frames.figures.power_plots"])
+def test_docstring_examples(name):
+    import doctest
+    import importlib
+
+    import matplotlib
+
+    matplotlib.use("Agg")
+    result = doctest.testmod(importlib.import_module(name),
+                             optionflags=doctest.ELLIPSIS | doctest.NORMALIZE_WHITESPACE)
+    assert result.attempted > 0 and result.failed == 0
