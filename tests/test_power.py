@@ -431,3 +431,47 @@ def test_discriminative_power_bad_input():
         sef.discriminative_power(frame({"a": [0.1, 0.2]}))
     with pytest.raises(SearchEvalError, match="measure="):
         sef.discriminative_power(normal_runs(5, 0.1, 0.1), measures="XYZ")
+
+
+@pytest.mark.parametrize("name", ["searcheval_frames.analysis.power",
+                                  "searcheval_frames.analysis.paired",
+                                  "searcheval_frames.analysis.stability",
+                                  "searcheval_frames.figures.power_plots"])
+def test_docstring_examples(name):
+    import doctest
+    import importlib
+
+    import matplotlib
+
+    matplotlib.use("Agg")
+    result = doctest.testmod(importlib.import_module(name),
+                             optionflags=doctest.ELLIPSIS | doctest.NORMALIZE_WHITESPACE)
+    assert result.attempted > 0 and result.failed == 0
+
+
+@pytest.mark.shared
+def test_trec_dl_runs_against_statsmodels_and_compare():
+    from conftest import shared_path
+    from trec_files import read_trec_qrels, read_trec_run
+
+    smp = pytest.importorskip("statsmodels.stats.power")
+    d = shared_path("trec_dl_passage")
+    names = ["bm25", "bm25-rm3", "splade-pp-ed", "tasb", "openai-ada2", "repllama",
+             "bm25-minilm-rerank"]
+    qrels = read_trec_qrels(d / "qrels.dl19-passage.txt")
+    run = pl.concat([read_trec_run(d / "runs" / f"run.dl19-passage.{n}.txt")
+                     .with_columns(pl.lit(n).alias("run")) for n in names])
+    pq = sef.evaluate(run, qrels, ["nDCG@10"], per_query=True)
+    out = sef.power(pq, baseline="bm25", delta=0.02)
+    assert out.height == 6 and set(out["n_observed"]) == {43}
+    for row in out.iter_rows(named=True):
+        e = 0.02 / row["sd"]
+        assert row["n_needed"] == math.ceil(
+            smp.TTestPower().solve_power(effect_size=e, alpha=0.05, power=0.8) - 1e-9)
+    summary, asl = sef.discriminative_power(pq)
+    assert summary["n_pairs"][0] == 21
+    ref = sef.compare(pq, pairs="all", correction="none").to_polars()
+    joined = asl.join(ref.select("run", "baseline", pl.col("p_value").alias("ref")),
+                      on=["run", "baseline"])
+    assert joined.height == 21
+    np.testing.assert_allclose(joined["p_value"], joined["ref"], rtol=1e-12)
