@@ -62,6 +62,10 @@ _LAZY: dict[str, str] = {
     "merge_labels": "evalset",
     "agreement": "evalset",
     "label_widget": "evalset",
+    # query-level error analysis and the report
+    "query_diff": "analysis.querydiff",
+    "side_by_side": "analysis.side_by_side",
+    "report": "report",
 }
 
 __all__ = [
