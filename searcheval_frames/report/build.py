@@ -184,8 +184,7 @@ def build(runs: Any, qrels: Any, **options: Any) -> ReportData:
             "Pass several run files or a frame with a run column."
         )
     base = o["baseline"] if o["baseline"] is not None else names[0]
-    if base not in names:
-        raise SearchEvalError(f"report: baseline={base!r} is not a run; the runs are {names}")
+    base = check_choice(_F, "baseline", base, tuple(names))
     measures = o["measures"]
     notes: list[str] = []
     ev_opts = {"relevance_level": o["relevance_level"]}
@@ -211,22 +210,19 @@ def build(runs: Any, qrels: Any, **options: Any) -> ReportData:
     elif focus not in measure_names:
         from ..measures import parse_measure
 
-        canon = parse_measure(focus).name
-        if canon not in measure_names:
-            raise SearchEvalError(
-                f"report: focus={focus!r} is not one of the measures {measure_names}; add it "
-                "to measures= or pick one of them"
-            )
-        focus = canon
+        try:
+            canon = parse_measure(focus).name
+        except SearchEvalError:
+            canon = focus
+        focus = check_choice(_F, "focus", canon, tuple(measure_names))
     run = o["run"]
     others = [r for r in cmp.runs if r != base]
     if run is None:
         means = cmp.means.filter(pl.col("measure") == focus, pl.col("run") != base)
         run = means.sort(["mean", "run"], descending=[True, False]).item(0, "run") \
             if len(others) > 1 else others[0]
-    elif run not in others:
-        raise SearchEvalError(f"report: run={run!r} is not a run other than the baseline; "
-                              f"choose one of {others}")
+    else:
+        run = check_choice(_F, "run", run, tuple(others))
 
     frame = cmp.to_polars()
     verdicts = []
