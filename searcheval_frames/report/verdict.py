@@ -4,8 +4,9 @@ The wording rules, in order:
 
 * no difference at all (every query ties): ``no change``;
 * no p-value (fewer than two queries, or the test is undefined): ``cannot be tested``;
-* the confidence interval of Δ contains 0: ``not a reliable change`` — whatever the
-  sign of Δ, the data are consistent with no effect;
+* the confidence interval of Δ contains 0 (or lies on the other side of 0 than Δ):
+  ``not a reliable change`` — whatever the sign of Δ, the data are consistent with no
+  effect;
 * the interval excludes 0 but the adjusted p-value is above alpha: ``not significant
   after <correction>`` (the interval is per comparison, the p-value is corrected for
   the number of comparisons);
@@ -60,11 +61,11 @@ def verdict_kind(row: dict[str, Any], alpha: float) -> str:
         return "none"
     if _nan(p) or _nan(lo) or _nan(hi):
         return "untestable"
-    if lo <= 0 <= hi:
-        return "unreliable"
+    if lo <= 0 <= hi or (lo > 0) != (d > 0) or (hi < 0) != (d < 0):
+        return "unreliable"  # the interval holds 0, or disagrees with the sign of Δ
     if p > alpha:
         return "not_significant"
-    return "better" if d > 0 else "worse"
+    return "better" if lo > 0 else "worse"
 
 
 def verdict(row: dict[str, Any], *, ci: float, correction: str, alpha: float,
