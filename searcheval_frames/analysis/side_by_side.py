@@ -137,6 +137,8 @@ class SideBySide:
 
     def _td(self, text: str, kind: str) -> str:
         style = "padding:2px 6px;text-align:left;"
+        if kind != "title":
+            style += "white-space:nowrap;"
         if kind == "label":
             if text == "unjudged":
                 style += f"color:{_GREY};font-style:italic;"
