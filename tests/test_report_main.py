@@ -409,3 +409,26 @@ def test_progress_bar_counts_resampling_calls_and_is_optional(monkeypatch):
         assert _st._BARS == []
         lo, hi = _st.bootstrap_ci(x, y, method="t")
     assert lo < hi
+
+
+@pytest.mark.parametrize("name", ["searcheval_frames.analysis.querydiff",
+                                  "searcheval_frames.analysis.side_by_side",
+                                  "searcheval_frames.report.verdict"])
+def test_docstring_examples(name):
+    import doctest
+    import importlib
+
+    result = doctest.testmod(importlib.import_module(name),
+                             optionflags=doctest.ELLIPSIS | doctest.NORMALIZE_WHITESPACE)
+    assert result.failed == 0 and result.attempted > 0
+
+
+def test_explain_first_relevant_rank_and_reorder():
+    runs = pl.DataFrame({"run": ["a"] * 3 + ["b"] * 3, "query_id": "q",
+                         "doc_id": ["r", "n", "m", "n", "m", "r"],
+                         "score": [3.0, 2.0, 1.0, 3.0, 2.0, 1.0]})
+    f = sef.side_by_side(runs, {"q": {"r": 1, "n": 0, "m": 0}}, "q", baseline="a", k=3)
+    assert explain(f.to_polars(), 3) == ("The first relevant document moved from rank 1 to 3; "
+                                         "relevant document(s) moved down (r 1 → 3).")
+    same = sef.side_by_side(runs, {"q": {"r": 1}}, "q", baseline="a", run="b", k=1)
+    assert "No relevant document in the top 1 any more" in explain(same.to_polars(), 1)

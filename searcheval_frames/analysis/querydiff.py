@@ -64,7 +64,7 @@ def _diff_pl(
         others = [run]
     if not others:
         raise SearchEvalError(f"{func}: need a second run besides baseline {base!r}; runs: {names}")
-    paired = _pair_queries(pq, [base, *others], missing)
+    paired = _pair_queries(pq, [str(base), *others], missing)
     b = paired.filter(pl.col("run") == base).select(
         "query_id", pl.col("value").alias("baseline_value")
     )

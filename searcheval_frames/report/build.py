@@ -287,7 +287,7 @@ def build(runs: Any, qrels: Any, **options: Any) -> ReportData:
         coverage=cov, low_coverage=low, bounds=bounds, verdicts=verdicts,
         headline=overall([v[0] for v in verdicts]), losses=losses, wins=wins, figures=figures,
         notes=notes, provenance=provenance(inputs, shown, o.get("command")), timings=times,
-        n_queries=int(cmp.means.get_column("n_queries").max() or 0),
+        n_queries=int(cmp.means.get_column("n_queries").max() or 0),  # type: ignore[arg-type]
         min_judged=o["min_judged"], digits=o["digits"],
     )
 

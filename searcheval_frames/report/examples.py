@@ -47,8 +47,8 @@ def explain(frame: pl.DataFrame, k: int, relevance_level: int = 1) -> str:
     rel_b = before.filter(pl.col("label") >= relevance_level)
     rel_a = after.filter(pl.col("label") >= relevance_level)
     parts: list[str] = []
-    fb = rel_b.get_column("rank").min() if rel_b.height else None
-    fa = rel_a.get_column("rank").min() if rel_a.height else None
+    fb = int(rel_b.get_column("rank").min()) if rel_b.height else None  # type: ignore[arg-type]
+    fa = int(rel_a.get_column("rank").min()) if rel_a.height else None  # type: ignore[arg-type]
     if fb != fa:
         if fa is None:
             parts.append(f"no relevant document in the top {k} any more (the first was at rank {fb})")

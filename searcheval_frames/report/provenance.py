@@ -6,6 +6,7 @@ import datetime as _dt
 import hashlib
 import os
 import platform
+import sys
 from collections.abc import Mapping
 from importlib import metadata
 from pathlib import Path
@@ -64,10 +65,9 @@ def _version(name: str) -> str | None:
 def provenance(inputs: list[dict[str, Any]], options: Mapping[str, Any],
                command: str | None = None) -> dict[str, Any]:
     """The provenance block of a report (JSON-serialisable)."""
-    from .. import __version__
-
     versions = {n: _version(n) for n in _PACKAGES}
-    versions["searcheval_frames"] = __version__
+    # the package is imported (this module is part of it); no import statement upward
+    versions["searcheval_frames"] = sys.modules[__name__.split(".")[0]].__version__
     versions["python"] = platform.python_version()
     return {
         "created": _dt.datetime.now(_dt.UTC).replace(microsecond=0).isoformat(),
