@@ -88,9 +88,10 @@ def main() -> int:
     t = time.perf_counter()
     runs, qrels = make_data(args.runs, args.queries, args.depth, args.pool, args.judged, args.seed)
     stages["generate data (numpy)"] = time.perf_counter() - t
-    t0 = time.perf_counter()
+    t0, c0 = time.perf_counter(), time.process_time()
     rep = sef.report(runs, qrels, baseline="run00", n_resamples=args.resamples)
     total_report = time.perf_counter() - t0
+    cpu_report = time.process_time() - c0
     for k, v in rep.data.timings.items():
         stages[f"report: {k}"] = v
     t = time.perf_counter()
@@ -118,7 +119,7 @@ def main() -> int:
         f"({', '.join(rep.data.measures)}), {n_cmp} comparisons (paired t-test, Holm, BCa "
         f"bootstrap with {args.resamples:,} resamples each), figures, 5 losses and 5 wins "
         f"side by side; low-coverage runs (judged share < 90%): {len(rep.data.low_coverage)} "
-        "(metric bounds computed for them).",
+        "(metric bounds computed for the baseline and the after run among them).",
         "",
         f"`cat /proc/loadavg` at start / end: `{load_start}` / `{load_end}` (the machine is "
         "shared; with load above the core count wall-clock times are inflated).",
@@ -128,6 +129,7 @@ def main() -> int:
     ]
     lines += [f"| {k} | {v:.2f} |" for k, v in stages.items()]
     lines += [f"| **sef.report total** | **{total_report:.2f}** |", "",
+              f"CPU time of sef.report (user + system, all threads): {cpu_report:.1f} s.", "",
               f"HTML page: {len(html) / 1e6:.2f} MB; peak RSS {peak:,.0f} MB.", ""]
     text = "\n".join(lines)
     print(text)

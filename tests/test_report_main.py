@@ -432,3 +432,18 @@ def test_explain_first_relevant_rank_and_reorder():
                                          "relevant document(s) moved down (r 1 → 3).")
     same = sef.side_by_side(runs, {"q": {"r": 1}}, "q", baseline="a", run="b", k=1)
     assert "No relevant document in the top 1 any more" in explain(same.to_polars(), 1)
+
+
+def test_low_coverage_of_a_third_run_warns_without_bounds():
+    runs = pl.DataFrame({
+        "run": ["a"] * 2 + ["b"] * 2 + ["c"] * 2, "query_id": "q1",
+        "doc_id": ["d1", "d2", "d2", "d1", "x1", "x2"], "score": [2.0, 1.0] * 3,
+    })
+    qrels = pl.DataFrame({"query_id": ["q1", "q1"], "doc_id": ["d1", "d2"], "relevance": [1, 0]})
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore")
+        rep = sef.report(runs, qrels, baseline="a", run="b", measures=["P@1"], figures=False,
+                         depth=2, **FAST)
+    assert rep.data.low_coverage == ["c"] and rep.bounds is None
+    page = rep.to_html()
+    assert 'id="coverage-warning"' in page and 'id="bounds-table"' not in page

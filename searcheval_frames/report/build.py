@@ -252,16 +252,19 @@ def build(runs: Any, qrels: Any, **options: Any) -> ReportData:
     cov = cov.sort(pl.col("run").replace_strict(order, default=len(order)))
     low = cov.filter(pl.col("judged_share") < o["min_judged"]).get_column("run").to_list()
     bounds = None
+    shown_low = [r for r in (base, run) if r in low]  # bounds for the pair the report is about
     if low:
         notes.append(
             f"Judged coverage is low: in the top {o['depth']} of {', '.join(low)} less than "
             f"{o['min_judged']:.0%} of the documents are judged. Unjudged documents count as "
-            "non-relevant, so the numbers of these runs are lower bounds; see the metric "
-            "bounds below and label the holes (sef.pool, sef.label_widget)."
+            "non-relevant, so these numbers may be too low"
+            + ("; see the metric bounds below" if shown_low else "")
+            + ". Label the holes (sef.pool, sef.label_widget)."
         )
+    if shown_low:
         with warnings.catch_warnings():
             warnings.simplefilter("ignore")
-            bounds = pl.DataFrame(metric_bounds(run_df.filter(pl.col("run").is_in(low)),
+            bounds = pl.DataFrame(metric_bounds(run_df.filter(pl.col("run").is_in(shown_low)),
                                                 qrels_df, measures,
                                                 relevance_level=max(o["relevance_level"], 1)))
     times["coverage"] = time.perf_counter() - t

@@ -94,15 +94,22 @@ def _coverage(data: ReportData) -> str:
                    headers={"judged_at_k": f"Judged@{data.depth}", "judged_share": "judged share",
                             "queries_with_holes": "queries with holes"}),
     ]
+    if data.low_coverage and data.bounds is None:
+        out.append(
+            f'<p class="warn" id="coverage-warning">⚠ Low judged coverage (judged share below '
+            f"{data.min_judged:.0%}) for {_e(', '.join(data.low_coverage))}; the baseline and "
+            f"{_e(data.run)} are above it.</p>"
+        )
     if data.bounds is not None:
         out.append(
             f'<p class="warn" id="coverage-warning">⚠ Low judged coverage (judged share below '
             f"{data.min_judged:.0%}) for {_e(', '.join(data.low_coverage))}. The bounds below "
-            "give each measure if every hole were non-relevant (what the tables report) and if "
-            "every hole were relevant.</p>"
+            f"give each measure of {_e(' and '.join(data.bounds.get_column('run').unique(maintain_order=True).to_list()))} "
+            "if every hole were non-relevant (what the tables report) and if every hole were "
+            "relevant.</p>"
         )
         out.append(frame_html(data.bounds, digits=3, css_id="bounds-table"))
-    else:
+    elif not data.low_coverage:
         out.append(f"<p>Every run has at least {data.min_judged:.0%} of its top {data.depth} "
                    "judged: the numbers above are not held back by missing labels.</p>")
     return "".join(out)
