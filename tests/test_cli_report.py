@@ -42,11 +42,12 @@ def test_report_writes_the_folder_and_prints_the_headline(tmp_path):
 
 
 def test_report_quiet_without_figures(tmp_path):
-    proc = _cli("report", *BASE, "-q", "--no-figures", "--resamples", "200", "-o", "r",
+    proc = _cli("report", *BASE, "-q", "--no-figures", "--ci-method", "t", "-o", "r",
                 cwd=tmp_path)
     assert proc.returncode == 0, proc.stderr
     assert proc.stdout.strip() == "searcheval: report written to r/index.html"
-    assert "Figures were not drawn" in (tmp_path / "r" / "index.html").read_text()
+    page = (tmp_path / "r" / "index.html").read_text()
+    assert "Figures were not drawn" in page and "Student t" in page
 
 
 @pytest.mark.parametrize(

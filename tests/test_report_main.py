@@ -250,6 +250,7 @@ def test_low_coverage_warns_and_gives_bounds():
         ({"focus": "P@7"}, "focus='P@7'"),
         ({"figures": "yes"}, "figures='yes'"),
         ({"test": "z"}, "test='z'"),
+        ({"ci_method": "exact"}, "ci_method='exact'"),
         ({"correction": "fdr?"}, "correction='fdr\\?'"),
         ({"n_resamples": 0}, "n_resamples=0"),
         ({"seed": -1}, "seed=-1"),

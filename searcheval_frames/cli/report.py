@@ -77,6 +77,8 @@ def build_parser() -> argparse.ArgumentParser:
     p.add_argument("--test", default="t", help="t (default), wilcoxon, permutation or sign")
     p.add_argument("--correction", default="holm",
                    help="holm (default), bonferroni, bh, by or none")
+    p.add_argument("--ci-method", default="bca", dest="ci_method",
+                   help="bca (default), percentile, basic or t (no resampling; fastest)")
     p.add_argument("--resamples", type=int, default=10_000, dest="n_resamples",
                    help="bootstrap / randomization resamples (default 10000)")
     p.add_argument("--seed", type=int, default=0, help="random seed (default 0)")
@@ -122,7 +124,8 @@ def run_report(args: argparse.Namespace, argv: Sequence[str]) -> int:
             runs, qrels, baseline=args.baseline, run=args.run, measures=measures,
             focus=args.focus, queries=args.queries, docs=args.docs, depth=args.depth, k=args.k,
             n_examples=args.n_examples, title=args.title, test=args.test,
-            correction=args.correction, n_resamples=args.n_resamples, seed=args.seed,
+            correction=args.correction, ci_method=args.ci_method,
+            n_resamples=args.n_resamples, seed=args.seed,
             relevance_level=args.relevance_level, min_judged=args.min_judged,
             figures=not args.no_figures, command=command,
         )

@@ -37,6 +37,7 @@ def report(
     correction: str | None = "holm",
     alpha: float = 0.05,
     ci: float = 0.95,
+    ci_method: str = "bca",
     n_resamples: int = 10_000,
     seed: int | None = 0,
     relevance_level: int = 1,
@@ -84,9 +85,11 @@ def report(
         Ranks in the side-by-side lists, and how many losses and wins to show.
     title
         Page title (default ``"Search quality: <run> vs <baseline>"``).
-    test, correction, alpha, ci, n_resamples, seed
+    test, correction, alpha, ci, ci_method, n_resamples, seed
         As for :func:`~searcheval_frames.compare` (paired t-test, Holm, 0.05, 95%
-        BCa bootstrap with 10,000 resamples, seed 0).
+        BCa bootstrap with 10,000 resamples, seed 0). On thousands of queries and many
+        runs the BCa intervals take most of the time; ``ci_method="percentile"`` or
+        ``"t"`` (no resampling) is faster.
     relevance_level
         Minimum label that counts as relevant (trec_eval ``-l``).
     min_judged
@@ -123,7 +126,8 @@ def report(
     data = build(
         runs, qrels, baseline=baseline, run=run, measures=measures, focus=focus,
         queries=queries, docs=docs, depth=depth, k=k, n_examples=n_examples, title=title,
-        test=test, correction=correction, alpha=alpha, ci=ci, n_resamples=n_resamples,
+        test=test, correction=correction, alpha=alpha, ci=ci, ci_method=ci_method,
+        n_resamples=n_resamples,
         seed=seed, relevance_level=relevance_level, min_judged=min_judged, figures=figures,
         digits=digits, progress=progress, command=command,
     )

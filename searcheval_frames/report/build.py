@@ -149,6 +149,7 @@ def _check(opts: dict[str, Any]) -> dict[str, Any]:
     o["relevance_level"] = check_int(_F, "relevance_level", o["relevance_level"],
                                      example="relevance_level=1")
     o["test"] = check_choice(_F, "test", o["test"], tuple(_st.TESTS))
+    o["ci_method"] = check_choice(_F, "ci_method", o["ci_method"], tuple(_st.CI_METHODS))
     o["correction"] = check_choice(_F, "correction", o["correction"] or "none",
                                    tuple(_st.CORRECTIONS))
     o["figures"] = check_bool(_F, "figures", o["figures"])
@@ -200,7 +201,8 @@ def build(runs: Any, qrels: Any, **options: Any) -> ReportData:
         with _st.progress(2 * n_pairs, desc="report: tests and CIs", enabled=show):
             cmp = compare(run_df, baseline=base, qrels=qrels_df, measures=measures,
                           test=o["test"], correction=o["correction"], alpha=o["alpha"],
-                          ci=o["ci"], n_resamples=o["n_resamples"], seed=o["seed"], **ev_opts)
+                          ci=o["ci"], ci_method=o["ci_method"], n_resamples=o["n_resamples"],
+                          seed=o["seed"], **ev_opts)
         times["compare"] = time.perf_counter() - t
     notes += list(dict.fromkeys(" ".join(str(w.message).split()) for w in caught))
     measure_names = cmp.measures
