@@ -70,6 +70,10 @@ _LAZY: dict[str, str] = {
     # fusion (hybrid search)
     "fuse": "fusion",
     "optimize_fusion": "fusion",
+    # query-level error analysis and the report
+    "query_diff": "analysis.querydiff",
+    "side_by_side": "analysis.side_by_side",
+    "report": "report",
 }
 
 __all__ = [

@@ -1,8 +1,10 @@
-"""The quick start's main job: evaluate the bundled examples and print the tables.
+"""The quick start's main job: evaluate the bundled examples and write a report.
 
-Run it with ``python -m searcheval_frames.demo [DATA_DIR]`` (``make demo``).
-It evaluates the worked examples of the seed text (data/seed) and the
-example evaluation set (data/example: 38 queries, four real runs).
+Run it with ``python -m searcheval_frames.demo [DATA_DIR] [-o REPORT_DIR]``
+(``make demo``). It evaluates the worked examples of the seed text (data/seed)
+and the example evaluation set (data/example: 38 queries, four real runs), then
+runs ``searcheval report`` on it — BM25 before, the reranked run after — and
+writes ``report/index.html``.
 """
 
 from __future__ import annotations
@@ -25,8 +27,28 @@ def _table(df: pl.DataFrame) -> str:
         return str(df)
 
 
+def _report(example: Path, out: str) -> int:
+    """``searcheval report`` on the example set: bm25 before, bm25-rerank after."""
+    from .cli.report import main as report_main
+
+    argv = [str(example / "qrels.txt"), str(example / "runs" / "bm25.run"),
+            str(example / "runs" / "bm25-rerank.run"), "--baseline", "bm25",
+            "--queries", str(example / "queries.tsv"), "--docs", str(example / "docs.jsonl"),
+            "--title", "Example: does reranking BM25 help?", "-o", out]
+    print("\n$ searcheval report " + " ".join(argv))
+    return report_main(argv)
+
+
 def main(argv: list[str] | None = None) -> int:
-    args = sys.argv[1:] if argv is None else argv
+    args = list(sys.argv[1:] if argv is None else argv)
+    out = "report"
+    if "-o" in args:
+        i = args.index("-o")
+        if i + 1 >= len(args):
+            print("demo: -o needs a folder, e.g. -o report", file=sys.stderr)
+            return 2
+        out = args[i + 1]
+        del args[i : i + 2]
     data = Path(args[0]) if args else Path(__file__).resolve().parents[1] / "data"
     seed, example = data / "seed", data / "example"
     if not seed.exists() or not example.exists():
@@ -49,8 +71,12 @@ def main(argv: list[str] | None = None) -> int:
         warnings.simplefilter("ignore")  # bm25-prf has holes by design; Judged@10 shows them
         summary = evaluate(runs, qrels, MEASURES)
     print(_table(pivot(summary)))
-    print("\nNext: .venv/bin/searcheval data/example/qrels.txt data/example/runs/*.run -m nDCG@10 -q "
-          "(per query), or open notebooks/01_quickstart.ipynb")
+    code = _report(example, out)
+    if code != 0:
+        return code
+    index = (Path(out) / "index.html").resolve()
+    print(f"\nOpen the report: {index.as_uri()}")
+    print("Next: .venv/bin/searcheval report --help, or open notebooks/06_report.ipynb")
     return 0
 
 

@@ -33,9 +33,10 @@ interval is that constant and the effect size is undefined (NaN).
 
 from __future__ import annotations
 
+import contextlib
 import warnings
 import zlib
-from collections.abc import Mapping, Sequence
+from collections.abc import Iterator, Mapping, Sequence
 from typing import Any
 
 import numpy as np
@@ -185,6 +186,43 @@ def pair_rng(seed: int | None, *keys: str) -> np.random.Generator:
     return np.random.default_rng(np.random.SeedSequence(entropy))
 
 
+#: Progress bars opened by :func:`progress`; each resampling call ticks the innermost.
+_BARS: list[Any] = []
+
+
+@contextlib.contextmanager
+def progress(total: int, desc: str = "resampling", *, enabled: bool = True,
+             delay: float = 2.0) -> Iterator[None]:
+    """Show a tqdm progress bar over ``total`` resampling calls, if that takes over ``delay`` s.
+
+    Every :func:`bootstrap_ci` and :func:`paired_test` call made inside the block
+    advances the bar by one. tqdm is optional: without it (or with
+    ``enabled=False``) nothing is shown. The bar appears only once ``delay``
+    seconds have passed, so quick work stays silent.
+    """
+    bar = None
+    if enabled and total > 0:
+        try:
+            from tqdm.auto import tqdm
+        except ImportError:  # pragma: no cover - tqdm is optional
+            tqdm = None
+        if tqdm is not None:
+            bar = tqdm(total=int(total), desc=desc, delay=delay, leave=False)
+    if bar is not None:
+        _BARS.append(bar)
+    try:
+        yield
+    finally:
+        if bar is not None:
+            _BARS.remove(bar)
+            bar.close()
+
+
+def _tick() -> None:
+    if _BARS:
+        _BARS[-1].update(1)
+
+
 def _rng_kwargs(func: Any, rng: np.random.Generator) -> dict[str, Any]:
     # scipy >= 1.15 takes `rng`; older versions `random_state` (which accepts a Generator).
     import inspect
@@ -283,6 +321,15 @@ def paired_test(
     >>> paired_test([0.5, 0.7, 0.9], [0.4, 0.5, 0.6], "wilcoxon")
     0.25
     """
+    try:
+        return _paired_test(x, y, test, alternative=alternative, n_resamples=n_resamples,
+                            rng=rng, **options)
+    finally:
+        _tick()
+
+
+def _paired_test(x: Any, y: Any, test: str, *, alternative: str, n_resamples: int,
+                 rng: np.random.Generator | int | None, **options: Any) -> float:
     from scipy import stats
 
     x, y = _paired_arrays(x, y)
@@ -345,6 +392,15 @@ def bootstrap_ci(
     >>> round(lo, 4), round(hi, 4)
     (-0.0484, 0.4484)
     """
+    try:
+        return _bootstrap_ci(x, y, confidence=confidence, method=method,
+                             n_resamples=n_resamples, rng=rng)
+    finally:
+        _tick()
+
+
+def _bootstrap_ci(x: Any, y: Any, *, confidence: float, method: str, n_resamples: int,
+                  rng: np.random.Generator | int | None) -> tuple[float, float]:
     from scipy import stats
 
     x, y = _paired_arrays(x, y)

@@ -7,6 +7,7 @@ Examples
     searcheval qrels.txt bm25.run                      # trec_eval's default measures
     searcheval qrels.txt bm25.run dense.run -m nDCG@10 -m P.5,10 -m map
     searcheval -q -c -m all_trec --format trec_eval qrels.txt bm25.run
+    searcheval report qrels.txt bm25.run rerank.run --baseline bm25 -o report/
 
 Exit codes: 0 success, 1 bad input (unreadable or malformed file, unknown
 measure, nothing to evaluate), 2 bad command line.
@@ -57,6 +58,8 @@ examples:
   searcheval qrels.txt bm25.run
   searcheval qrels.txt runs/*.run -m nDCG@10 -m P.10 -m map --format markdown
   searcheval -q -c -m all_trec --format trec_eval qrels.txt bm25.run > bm25.eval
+  searcheval report qrels.txt bm25.run rerank.run --baseline bm25 -o report/
+                        (a before/after report: see `searcheval report --help`)
 
 exit codes: 0 ok, 1 bad input (file, measure or data), 2 bad command line."""
 
@@ -333,6 +336,11 @@ def main(argv: Sequence[str] | None = None) -> int:
     >>> main(["--version"])  # doctest: +SKIP
     searcheval 0.1.0
     """
+    argv = list(sys.argv[1:] if argv is None else argv)
+    if argv[:1] == ["report"]:  # `searcheval report QRELS RUN...`: the main job
+        from .report import main as report_main
+
+        return report_main(argv[1:])
     parser = build_parser()
     try:
         args = parser.parse_args(argv)

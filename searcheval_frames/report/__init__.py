@@ -1,0 +1,146 @@
+"""The main job (layer 6): runs and qrels in, a report a team can read out.
+
+:func:`report` computes (``build``), phrases (``verdict``), and renders (``html``,
+``markdown``) a before/after report with provenance (``provenance``); the returned
+:class:`Report` shows in JupyterLab and saves as a folder (``document``).
+"""
+
+from __future__ import annotations
+
+import sys
+import types
+from collections.abc import Sequence
+from typing import Any
+
+from ..frames import input_kind
+from .build import DEFAULT_MEASURES, ReportData, build
+from .document import Report
+
+__all__ = ["DEFAULT_MEASURES", "Report", "ReportData", "report"]
+
+
+def report(
+    runs: Any,
+    qrels: Any,
+    *,
+    baseline: str | None = None,
+    run: str | None = None,
+    measures: Sequence[str] | None = None,
+    focus: str | None = None,
+    queries: Any = None,
+    docs: Any = None,
+    depth: int = 20,
+    k: int = 10,
+    n_examples: int = 5,
+    title: str | None = None,
+    test: str = "t",
+    correction: str | None = "holm",
+    alpha: float = 0.05,
+    ci: float = 0.95,
+    ci_method: str = "bca",
+    n_resamples: int = 10_000,
+    seed: int | None = 0,
+    relevance_level: int = 1,
+    min_judged: float = 0.9,
+    figures: bool = True,
+    digits: int = 3,
+    progress: bool | None = None,
+    command: str | None = None,
+) -> Report:
+    """Turn runs and qrels into a before/after report a team can read.
+
+    The report holds: a verdict sentence per measure computed from the numbers
+    (never "better" when the confidence interval of Δ contains 0 or the corrected
+    test is not significant); the runs x measures table (best bold); the before →
+    after table with Δ abs (rel), CI, adjusted p-values and wins/ties/losses (from
+    :func:`~searcheval_frames.compare`); a trade-off curve, before/after bars and
+    per-query Δ bars; judged coverage (Judged@``depth``, holes, and metric bounds
+    with a warning when less than ``min_judged`` of a run's top-``depth`` is
+    judged); the ``n_examples`` biggest losses and wins with the two ranked lists
+    side by side and a sentence on what changed; and provenance (input files with
+    sizes and sha256, versions, options, time).
+
+    Parameters
+    ----------
+    runs
+        Two or more runs: file path(s) (read with :func:`~searcheval_frames.read_run`),
+        a long frame with a ``run`` column, or a dict of frames.
+    qrels
+        Relevance labels: a path (:func:`~searcheval_frames.read_qrels`) or a frame.
+    baseline
+        The "before" run (default: the first run).
+    run
+        The "after" run shown in the figures and examples (default: the only other
+        run, or the best one on ``focus``). The tables compare every run.
+    measures
+        Default ``P@5, P@10, R@10, RR, nDCG@10, AP``.
+    focus
+        The measure of the per-query analysis (default ``nDCG@10`` when measured,
+        else the first measure).
+    queries, docs
+        Query texts and document titles (paths, frames or dicts) for the examples.
+    depth
+        k of Judged@k and the deepest cutoff of the trade-off curve (default 20).
+    k, n_examples
+        Ranks in the side-by-side lists, and how many losses and wins to show.
+    title
+        Page title (default ``"Search quality: <run> vs <baseline>"``).
+    test, correction, alpha, ci, ci_method, n_resamples, seed
+        As for :func:`~searcheval_frames.compare` (paired t-test, Holm, 0.05, 95%
+        BCa bootstrap with 10,000 resamples, seed 0). On thousands of queries and many
+        runs the BCa intervals take most of the time; ``ci_method="percentile"`` or
+        ``"t"`` (no resampling) is faster.
+    relevance_level
+        Minimum label that counts as relevant (trec_eval ``-l``).
+    min_judged
+        Judged share of the top-``depth`` below which coverage is flagged and
+        metric bounds are computed.
+    figures
+        Draw the figures (needs matplotlib).
+    digits
+        Decimals in the tables.
+    progress
+        Progress bar (tqdm, when installed) for tests and intervals that take more
+        than ~2 s; ``None``: on (it only appears after 2 s).
+    command
+        The command line that made the report (recorded in the provenance).
+
+    Returns
+    -------
+    Report
+        Shows in JupyterLab; ``.save("report/")`` writes ``index.html`` (one
+        self-contained file), ``report.md``, ``figures/*.png|svg`` and
+        ``provenance.json``; ``.frame`` (the comparison), ``.summary``,
+        ``.query_diff``, ``.coverage``, ``.verdicts``, ``.provenance``.
+
+    Examples
+    --------
+    >>> import searcheval_frames as sef
+    >>> rep = sef.report(["data/example/runs/bm25.run", "data/example/runs/bm25-rerank.run"],
+    ...                  "data/example/qrels.txt", baseline="bm25",
+    ...                  figures=False)  # doctest: +SKIP
+    >>> rep.verdicts[0]  # doctest: +SKIP
+    'P@5: +0.005 (+1.1%), 95% CI [−0.016, +0.026], p=1.00 after Holm — not a reliable change'
+    >>> rep.save("report/")  # doctest: +SKIP
+    """
+    data = build(
+        runs, qrels, baseline=baseline, run=run, measures=measures, focus=focus,
+        queries=queries, docs=docs, depth=depth, k=k, n_examples=n_examples, title=title,
+        test=test, correction=correction, alpha=alpha, ci=ci, ci_method=ci_method,
+        n_resamples=n_resamples,
+        seed=seed, relevance_level=relevance_level, min_judged=min_judged, figures=figures,
+        digits=digits, progress=progress, command=command,
+    )
+    return Report(data, input_kind(runs))
+
+
+class _CallableModule(types.ModuleType):
+    """``searcheval_frames.report`` is both this package and the function: once the
+    package is imported, Python binds the name ``report`` on ``searcheval_frames`` to
+    the package, so calling it must still make a report."""
+
+    def __call__(self, *args: Any, **kwargs: Any) -> Report:
+        return report(*args, **kwargs)
+
+
+sys.modules[__name__].__class__ = _CallableModule

@@ -1,0 +1,299 @@
+"""Compute everything a report shows (numbers, figures, examples, provenance), once.
+
+:func:`build` is the work behind :func:`searcheval_frames.report`: it reads the
+inputs once into canonical frames and hands them to the same public functions a
+user would call — :func:`~searcheval_frames.evaluate`, :func:`~searcheval_frames.compare`,
+:func:`~searcheval_frames.coverage`, :func:`~searcheval_frames.metric_bounds`, the
+plot helpers — so every number in the report is the number those functions give.
+"""
+
+from __future__ import annotations
+
+import tempfile
+import time
+import warnings
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+
+import polars as pl
+
+from ..analysis import stats as _st
+from ..analysis._inputs import docs_table, qrels_pl, queries_table, runs_pl
+from ..analysis.compare import Comparison, compare
+from ..analysis.querydiff import _diff_pl
+from ..core.evaluate import evaluate
+from ..errors import InvalidOptionError, SearchEvalError
+from ..frames import input_kind
+from ..options import (
+    check_bool,
+    check_choice,
+    check_float,
+    check_int,
+    check_optional_int,
+    check_str_list,
+)
+from .examples import Example, examples
+from .provenance import describe_input, provenance
+from .verdict import overall, verdict, verdict_kind
+
+__all__ = ["DEFAULT_MEASURES", "Figure", "ReportData", "build"]
+
+#: Measures of a report when none are given.
+DEFAULT_MEASURES: tuple[str, ...] = ("P@5", "P@10", "R@10", "RR", "nDCG@10", "AP")
+_F = "report"
+
+
+@dataclass
+class Figure:
+    """A rendered figure: PNG and SVG bytes, and what it shows."""
+
+    name: str
+    title: str
+    caption: str
+    png: bytes
+    svg: bytes
+
+
+@dataclass
+class ReportData:
+    """Everything a report shows, computed by :func:`build`."""
+
+    title: str
+    baseline: str
+    run: str
+    runs: list[str]
+    measures: list[str]
+    focus: str
+    depth: int
+    k: int
+    comparison: Comparison
+    summary: pl.DataFrame  # evaluate(): run, measure, value
+    diffs: pl.DataFrame  # query_diff of run vs baseline on focus
+    coverage: pl.DataFrame
+    low_coverage: list[str]
+    bounds: pl.DataFrame | None
+    verdicts: list[tuple[str, str]]  # (kind, sentence)
+    headline: str
+    losses: list[Example]
+    wins: list[Example]
+    figures: list[Figure]
+    notes: list[str]
+    provenance: dict[str, Any]
+    timings: dict[str, float] = field(default_factory=dict)
+    n_queries: int = 0
+    min_judged: float = 0.9
+    digits: int = 3
+
+
+def _render(ax: Any, name: str, title: str, caption: str, tmp: Path) -> Figure:
+    from ..figures import save_figure
+
+    fig = ax.figure
+    try:
+        png, svg = save_figure(fig, tmp / name, formats=["png", "svg"], dpi=110)
+        return Figure(name, title, caption, png.read_bytes(), svg.read_bytes())
+    finally:
+        import matplotlib.pyplot as plt
+
+        plt.close(fig)
+
+
+def _figures(data: dict[str, Any], run_df: pl.DataFrame, qrels_df: pl.DataFrame,
+             cmp: Comparison) -> list[Figure]:
+    from ..figures import benchmark_bars, per_query_delta, tradeoff_curve
+
+    base, run, focus, depth = data["baseline"], data["run"], data["focus"], data["depth"]
+    pair = [base, run]
+    out = []
+    with tempfile.TemporaryDirectory(prefix="sef-report-") as d:
+        tmp = Path(d)
+        ax = tradeoff_curve(run_df.filter(pl.col("run").is_in(pair)), qrels_df, k=depth,
+                            mark_k=min(10, depth), runs=pair,
+                            title=f"Precision and recall as k grows: {run} vs {base}")
+        out.append(_render(ax, "tradeoff", "Trade-off curve",
+                           f"Mean P@k (solid) and R@k (dashed) for k = 1..{depth}.", tmp))
+        ax = benchmark_bars(cmp, baseline=base, runs=pair,
+                            title=f"Before ({base}) and after ({run})")
+        out.append(_render(ax, "before_after", "Before / after",
+                           "Means per measure; under each 'after' bar the change against the "
+                           f"baseline, * significant; error bars: {cmp.ci:.0%} CI of Δ.", tmp))
+        pq = cmp.per_query.filter(pl.col("measure") == focus, pl.col("run").is_in(pair))
+        ax = per_query_delta(pq, baseline=base, run=run, measure=focus)
+        out.append(_render(ax, "per_query_delta", f"Per-query Δ {focus}",
+                           f"{focus} of {run} minus {base}, one bar per query, sorted; "
+                           "blue = better, red = worse.", tmp))
+    return out
+
+
+def _check(opts: dict[str, Any]) -> dict[str, Any]:
+    o = dict(opts)
+    if o["measures"] is None:
+        o["measures"] = list(DEFAULT_MEASURES)
+    o["measures"] = check_str_list(_F, "measures", o["measures"], example="measures=['nDCG@10', 'AP']")
+    o["depth"] = check_int(_F, "depth", o["depth"], minimum=1, what="Judged@k and curve depth",
+                           example="depth=20")
+    o["k"] = check_int(_F, "k", o["k"], minimum=1, what="ranks in the side-by-side lists",
+                       example="k=10")
+    o["n_examples"] = check_int(_F, "n_examples", o["n_examples"], minimum=0, example="n_examples=5")
+    o["alpha"] = check_float(_F, "alpha", o["alpha"], minimum=0, maximum=1, open_min=True,
+                             open_max=True, example="alpha=0.05")
+    o["ci"] = check_float(_F, "ci", o["ci"], minimum=0, maximum=1, open_min=True, open_max=True,
+                          example="ci=0.95")
+    o["min_judged"] = check_float(_F, "min_judged", o["min_judged"], minimum=0, maximum=1,
+                                  example="min_judged=0.9")
+    o["n_resamples"] = check_int(_F, "n_resamples", o["n_resamples"], minimum=1,
+                                 example="n_resamples=10000")
+    o["seed"] = check_optional_int(_F, "seed", o["seed"], minimum=0, example="seed=0")
+    o["digits"] = check_int(_F, "digits", o["digits"], minimum=1, maximum=6, example="digits=3")
+    o["relevance_level"] = check_int(_F, "relevance_level", o["relevance_level"],
+                                     example="relevance_level=1")
+    o["test"] = check_choice(_F, "test", o["test"], tuple(_st.TESTS))
+    o["ci_method"] = check_choice(_F, "ci_method", o["ci_method"], tuple(_st.CI_METHODS))
+    o["correction"] = check_choice(_F, "correction", o["correction"] or "none",
+                                   tuple(_st.CORRECTIONS))
+    o["figures"] = check_bool(_F, "figures", o["figures"])
+    if o["progress"] is not None:
+        o["progress"] = check_bool(_F, "progress", o["progress"])
+    for name in ("baseline", "run", "focus", "title"):
+        if o[name] is not None and not isinstance(o[name], str):
+            raise InvalidOptionError(
+                f"{_F}({name}={o[name]!r}): must be a string or None; got {o[name]!r}. "
+                f"Example: {name}='bm25'" if name != "focus" else
+                f"{_F}({name}={o[name]!r}): must be a measure name or None; got {o[name]!r}. "
+                "Example: focus='nDCG@10'"
+            )
+    return o
+
+
+def build(runs: Any, qrels: Any, **options: Any) -> ReportData:
+    """Compute a report's content; the options are those of :func:`searcheval_frames.report`."""
+    o = _check(options)
+    times: dict[str, float] = {}
+    t = time.perf_counter()
+    kind = input_kind(runs)
+    run_df = runs_pl(runs)
+    qrels_df = qrels_pl(qrels)
+    queries = queries_table(o["queries"])
+    docs = docs_table(o["docs"])
+    times["read"] = time.perf_counter() - t
+
+    names = run_df.get_column("run").unique(maintain_order=True).to_list()
+    if len(names) < 2:
+        raise SearchEvalError(
+            f"report: need at least two runs (a baseline and a run to compare); got {names}. "
+            "Pass several run files or a frame with a run column."
+        )
+    base = o["baseline"] if o["baseline"] is not None else names[0]
+    base = check_choice(_F, "baseline", base, tuple(names))
+    measures = o["measures"]
+    notes: list[str] = []
+    ev_opts = {"relevance_level": o["relevance_level"]}
+
+    t = time.perf_counter()
+    with warnings.catch_warnings(record=True) as caught:
+        warnings.simplefilter("always")
+        summary = pl.DataFrame(evaluate(run_df, qrels_df, measures, **ev_opts))
+        times["evaluate"] = time.perf_counter() - t
+        t = time.perf_counter()
+        n_pairs = (len(names) - 1) * len(measures)
+        show = o["progress"] if o["progress"] is not None else True
+        with _st.progress(2 * n_pairs, desc="report: tests and CIs", enabled=show):
+            cmp = compare(run_df, baseline=base, qrels=qrels_df, measures=measures,
+                          test=o["test"], correction=o["correction"], alpha=o["alpha"],
+                          ci=o["ci"], ci_method=o["ci_method"], n_resamples=o["n_resamples"],
+                          seed=o["seed"], **ev_opts)
+        times["compare"] = time.perf_counter() - t
+    notes += list(dict.fromkeys(" ".join(str(w.message).split()) for w in caught))
+    measure_names = cmp.measures
+    focus = o["focus"]
+    if focus is None:
+        focus = "nDCG@10" if "nDCG@10" in measure_names else measure_names[0]
+    elif focus not in measure_names:
+        from ..measures import parse_measure
+
+        try:
+            canon = parse_measure(focus).name
+        except SearchEvalError:
+            canon = focus
+        focus = check_choice(_F, "focus", canon, tuple(measure_names))
+    run = o["run"]
+    others = [r for r in cmp.runs if r != base]
+    if run is None:
+        means = cmp.means.filter(pl.col("measure") == focus, pl.col("run") != base)
+        run = means.sort(["mean", "run"], descending=[True, False]).item(0, "run") \
+            if len(others) > 1 else others[0]
+    else:
+        run = check_choice(_F, "run", run, tuple(others))
+
+    frame = cmp.to_polars()
+    verdicts = []
+    multi = len(others) > 1
+    for r in frame.iter_rows(named=True):
+        prefix = f"{r['run']} vs {r['baseline']}" if multi else None
+        verdicts.append((verdict_kind(r, cmp.alpha),
+                         verdict(r, ci=cmp.ci, correction=cmp.correction, alpha=cmp.alpha,
+                                 prefix=prefix)))
+
+    t = time.perf_counter()
+    pq_focus = cmp.per_query.filter(pl.col("measure") == focus)
+    diffs = _diff_pl(pq_focus, baseline=base, run=run, measure=focus, missing="zero",
+                     tie_tolerance=1e-9, queries=queries, func="report")
+    losses, wins = examples(diffs, run_df, qrels_df, baseline=base, run=run, n=o["n_examples"],
+                            k=o["k"], docs=docs, relevance_level=max(o["relevance_level"], 1),
+                            kind=kind)
+    times["examples"] = time.perf_counter() - t
+
+    t = time.perf_counter()
+    from ..evalset import coverage, metric_bounds
+
+    cov = pl.DataFrame(coverage(run_df, qrels_df, depth=o["depth"])).with_columns(
+        (pl.col("judged") / pl.col("retrieved")).fill_nan(0.0).alias("judged_share")
+    )
+    order = {r: i for i, r in enumerate(cmp.runs)}
+    cov = cov.sort(pl.col("run").replace_strict(order, default=len(order)))
+    low = cov.filter(pl.col("judged_share") < o["min_judged"]).get_column("run").to_list()
+    bounds = None
+    shown_low = [r for r in (base, run) if r in low]  # bounds for the pair the report is about
+    if low:
+        notes.append(
+            f"Judged coverage is low: in the top {o['depth']} of {', '.join(low)} less than "
+            f"{o['min_judged']:.0%} of the documents are judged. Unjudged documents count as "
+            "non-relevant, so these numbers may be too low"
+            + ("; see the metric bounds below" if shown_low else "")
+            + ". Label the holes (sef.pool, sef.label_widget)."
+        )
+    if shown_low:
+        with warnings.catch_warnings():
+            warnings.simplefilter("ignore")
+            bounds = pl.DataFrame(metric_bounds(run_df.filter(pl.col("run").is_in(shown_low)),
+                                                qrels_df, measures,
+                                                relevance_level=max(o["relevance_level"], 1)))
+    times["coverage"] = time.perf_counter() - t
+
+    figures: list[Figure] = []
+    if o["figures"]:
+        t = time.perf_counter()
+        with warnings.catch_warnings():
+            warnings.simplefilter("ignore")
+            figures = _figures({"baseline": base, "run": run, "focus": focus,
+                                "depth": o["depth"]}, run_df, qrels_df, cmp)
+        times["figures"] = time.perf_counter() - t
+
+    inputs = (describe_input(runs, run_df, "run") + describe_input(qrels, qrels_df, "qrels")
+              + describe_input(o["queries"], queries, "queries")
+              + describe_input(o["docs"], docs, "docs"))
+    shown = {k: v for k, v in o.items() if k not in ("queries", "docs", "command")}
+    shown.update(baseline=base, run=run, focus=focus)
+    title = o["title"] or f"Search quality: {run} vs {base}"
+    return ReportData(
+        title=title, baseline=base, run=run, runs=cmp.runs, measures=measure_names, focus=focus,
+        depth=o["depth"], k=o["k"], comparison=cmp, summary=summary, diffs=diffs,
+        coverage=cov, low_coverage=low, bounds=bounds, verdicts=verdicts,
+        headline=overall([v[0] for v in verdicts]), losses=losses, wins=wins, figures=figures,
+        notes=notes, provenance=provenance(inputs, shown, o.get("command")), timings=times,
+        n_queries=int(cmp.means.get_column("n_queries").max() or 0),  # type: ignore[arg-type]
+        min_judged=o["min_judged"], digits=o["digits"],
+    )
+
+

@@ -1,0 +1,94 @@
+"""The HTML report opened in a real browser (headless Debian chromium via Playwright).
+
+The report is written with ``sef.report(...).save()``, opened through ``file://``,
+and checked the way a reader sees it: the tables are there with the numbers of the
+report's frame, every figure decodes (natural width > 0), nothing is fetched from
+the network, and a full-page screenshot has a plausible size. Set
+``SEARCHEVAL_SCREENSHOTS=dir`` to keep the screenshot. Run with ``pytest -m browser``.
+"""
+
+from __future__ import annotations
+
+import os
+import shutil
+import struct
+from pathlib import Path
+
+import pytest
+from conftest import DATA
+from test_widget_browser import CHROMIUM_ARGS, TIMEOUT_MS, _chromium
+
+pytestmark = pytest.mark.browser
+
+EX = DATA / "example"
+
+
+def test_report_renders_in_chromium(tmp_path: Path) -> None:
+    pytest.importorskip("playwright.sync_api", reason="pip install playwright (no browser download)")
+    pytest.importorskip("matplotlib")
+    pytest.importorskip("scipy")
+    chromium = _chromium()
+    from playwright.sync_api import sync_playwright
+
+    import searcheval_frames as sef
+
+    rep = sef.report([str(EX / "runs" / "bm25.run"), str(EX / "runs" / "bm25-rerank.run")],
+                     str(EX / "qrels.txt"), baseline="bm25", queries=str(EX / "queries.tsv"),
+                     docs=str(EX / "docs.jsonl"), n_resamples=2000)
+    index = rep.save(tmp_path / "report")
+    shot = tmp_path / "report.png"
+    requests: list[str] = []
+    with sync_playwright() as pw:
+        browser = pw.chromium.launch(executable_path=chromium, args=CHROMIUM_ARGS, headless=True)
+        try:
+            page = browser.new_page(viewport={"width": 1200, "height": 900})
+            page.set_default_timeout(TIMEOUT_MS)
+            page.on("request", lambda r: requests.append(r.url))
+            page.goto(index.as_uri())
+            page.wait_for_load_state("load")
+            assert page.title() == rep.data.title
+            images = page.evaluate(
+                "() => Array.from(document.images).map(i => [i.complete, i.naturalWidth,"
+                " i.naturalHeight, i.getBoundingClientRect().width])"
+            )
+            assert len(images) == 3
+            for complete, w, h, shown in images:
+                assert complete and w > 300 and h > 200 and shown > 100
+            # the before -> after table shows the frame's numbers
+            cells = page.eval_on_selector_all(
+                "#before-after tbody tr",
+                "rows => rows.map(r => Array.from(r.cells).map(c => c.innerText.trim()))",
+            )
+            frame = rep.frame
+            assert len(cells) == frame.height == 6
+            for row, r in zip(cells, frame.iter_rows(named=True), strict=True):
+                assert row[0] == r["measure"]
+                assert float(row[1]) == round(r["baseline_mean"], 3)
+                assert float(row[2]) == round(r["mean"], 3)
+                assert row[3].startswith(f"{r['delta']:+.3f}")
+                assert row[6] == f"{r['wins']}/{r['ties']}/{r['losses']}"
+            # the summary table: one row per run, best mean bold
+            summary = page.eval_on_selector_all(
+                "#summary tbody tr",
+                "rows => rows.map(r => Array.from(r.cells).map(c => c.innerText.trim()))",
+            )
+            assert [r[1] for r in summary] == ["bm25", "bm25-rerank"]
+            bold = page.eval_on_selector_all("#summary tbody b", "bs => bs.map(b => b.innerText)")
+            assert len(bold) == 6
+            # the examples: five losses with their lists, shown open
+            assert page.locator("#losses .sef-side-by-side").count() == 5
+            assert page.locator("#losses .sef-side-by-side").first.is_visible()
+            assert page.locator("#verdicts li").count() == 6
+            page.screenshot(path=str(shot), full_page=True)
+        finally:
+            browser.close()
+    assert all(u.startswith(("file:", "data:")) for u in requests), requests
+    data = shot.read_bytes()
+    assert data[:8] == b"\x89PNG\r\n\x1a\n"
+    width, height = struct.unpack(">II", data[16:24])
+    assert width == 1200 and 3000 < height < 20000
+    assert len(data) > 100_000
+    keep = os.environ.get("SEARCHEVAL_SCREENSHOTS")
+    if keep:
+        Path(keep).mkdir(parents=True, exist_ok=True)
+        shutil.copy(shot, Path(keep) / "report.png")
