@@ -36,7 +36,7 @@ differences are listed in ``docs/fusion.md``.
 >>> out["run"][0], out["doc_id"].to_list()
 ('rrf(bm25,dense)', ['b', 'a', 'c'])
 >>> round(out["score"][0], 6)   # 1/(60+1) + 1/(60+2)
-0.032523
+0.032522
 """
 
 from __future__ import annotations
