@@ -112,7 +112,7 @@ def run_sets(draw, ties: bool):
     return runs
 
 
-SETTINGS = settings(max_examples=12, deadline=None,
+SETTINGS = settings(max_examples=8, deadline=None,
                     suppress_health_check=[HealthCheck.too_slow, HealthCheck.data_too_large])
 
 
