@@ -95,3 +95,19 @@ def test_options_are_checked_before_any_work():
 def test_good_values_pass():
     assert sef.evaluate(RUN, QRELS, ["P@1"], relevance_level=0, depth=1, judged_only=True,
                         compat="trec_eval-9", names="as_given", strategy="sort").height == 2
+
+
+def test_two_spellings_of_one_measure_never_vanish():
+    """Canonical names: an error naming both; as given: a row under each spelling."""
+    from searcheval_frames.errors import UnknownMeasureError
+
+    with pytest.raises(UnknownMeasureError, match="'P@1' and 'P_1' are the same measure"):
+        sef.evaluate(RUN, QRELS, ["P@1", "P_1"])
+    with pytest.raises(UnknownMeasureError, match="not a positive whole number"):
+        sef.evaluate(RUN, QRELS, ["P@1.5", "P@1"])
+    got = sef.evaluate(RUN, QRELS, ["P@1", "P_1", "RR"], names="as_given")
+    assert got.filter(pl.col("run") == "a")["measure"].to_list() == ["P@1", "P_1", "RR"]
+    by = dict(zip(got["measure"], got["value"], strict=False))
+    assert by["P@1"] == by["P_1"]
+    pq = sef.evaluate(RUN, QRELS, ["P_1", "P@1"], names="as_given", per_query=True)
+    assert pq.height == 2 * 2 * 2 and pq["measure"].to_list()[:2] == ["P_1", "P@1"]

@@ -279,7 +279,8 @@ def test_several_runs_pick_the_best_after_run_and_prefix_verdicts():
                          figures=False, **FAST)
     means = rep.comparison.means.filter(pl.col("measure") == "nDCG@10", pl.col("run") != "bm25")
     assert rep.data.run == means.sort("mean", descending=True)["run"][0]
-    assert len(rep.verdicts) == 3 * 2 and all(" vs bm25 — " in v for v in rep.verdicts)
+    assert len(rep.verdicts) == (len(runs) - 1) * 2
+    assert all(" vs bm25 — " in v for v in rep.verdicts)
 
 
 def test_sef_report_stays_callable_after_the_package_is_imported():

@@ -17,7 +17,9 @@ from ..errors import SearchEvalError
 from ..frames import input_kind, to_native
 from ..options import check_choice, check_float
 from ._inputs import queries_table
-from .compare import _pair_queries, _per_query_input, _select_measures
+from .pairs import pair_queries as _pair_queries
+from .pairs import per_query_input as _per_query_input
+from .pairs import select_measures as _select_measures
 
 __all__ = ["DIFF_COLUMNS", "query_diff"]
 

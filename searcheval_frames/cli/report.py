@@ -22,7 +22,7 @@ from collections.abc import Sequence
 from typing import Any
 
 from ..errors import SearchEvalError
-from .main import EXIT_INPUT, EXIT_OK, EXIT_USAGE, _one_line, _read_runs
+from .common import EXIT_INPUT, EXIT_OK, EXIT_USAGE, _one_line, _read_runs
 
 __all__ = ["build_parser", "main"]
 

@@ -127,8 +127,9 @@ def evaluate(
     _check_options(relevance_level, missing, depth, compat, names,
                    judged_only=judged_only, per_query=per_query, strategy=strategy)
     kind = input_kind(run)
-    ms = parse_measures(measures)
-    given = _given_names(measures, ms) if names == "as_given" else None
+    # canonical names: two spellings of one measure would share a name, so they raise;
+    # as given: each spelling comes back under its own name
+    ms = parse_measures(measures, duplicates="drop" if names == "as_given" else "error")
     qrels_df = _qrels_from(qrels, columns, subtopics=any(_by_subtopic(m) for m in ms))
     run_df, blocks = _run_from(run, _flat_qrels(qrels_df), columns)
     result = evaluate_frames(
@@ -144,8 +145,8 @@ def evaluate(
         strategy=strategy,
         blocks=blocks,
     )
-    if given:
-        result = result.with_columns(pl.col("measure").replace(given))
+    if names == "as_given":
+        result = _as_given(result, measures)
     return to_native(result, kind)
 
 
@@ -205,13 +206,21 @@ def _qrels_from(
     return qrels_frame(obj, columns=columns, subtopics=subtopics)
 
 
-def _given_names(measures: Any, ms: list[Measure]) -> dict[str, str]:
+def _as_given(result: pl.DataFrame, measures: Any) -> pl.DataFrame:
+    """Rows labelled with the caller's spellings; a measure asked twice appears twice."""
     items = [measures] if isinstance(measures, str | Measure) else list(measures)
-    out: dict[str, str] = {}
-    for item in items:
-        m = parse_measures(item)[0]
-        out.setdefault(m.name, item if isinstance(item, str) else m.name)
-    return out
+    spellings = pl.DataFrame(
+        {"measure": [parse_measures(i)[0].name for i in items],
+         "_given": [i if isinstance(i, str) else i.name for i in items]},
+        schema={"measure": pl.String, "_given": pl.String},
+    ).with_row_index("_k")
+    return (
+        result.with_row_index("_row")
+        .join(spellings, on="measure", how="inner")
+        .sort("_row", "_k")
+        .with_columns(pl.col("_given").alias("measure"))
+        .drop("_row", "_k", "_given")
+    )
 
 
 def _check_options(

@@ -443,7 +443,8 @@ def parse_measures(
             if duplicates == "error":
                 raise UnknownMeasureError(
                     f"measures {seen[m]!r} and {item!r} are the same measure {m.name}; "
-                    "ask for it once"
+                    "ask for it once, or pass names='as_given' to evaluate to get a row "
+                    "under each spelling"
                 )
             continue
         seen[m] = item

@@ -1,0 +1,59 @@
+"""What both commands of the CLI share: exit codes, one-line errors, reading runs."""
+
+from __future__ import annotations
+
+import sys
+from collections.abc import Sequence
+from typing import TYPE_CHECKING
+
+import polars as pl
+
+from ..errors import FileFormatError, SearchEvalError
+
+if TYPE_CHECKING:
+    from ..frames import Blocks
+
+EXIT_OK = 0
+EXIT_INPUT = 1
+EXIT_USAGE = 2
+
+
+def _one_line(exc: BaseException) -> str:
+    if isinstance(exc, FileFormatError) and exc.path is not None:
+        first = str(exc).split("\n", 1)[0]
+        text = first
+        if exc.line is not None:
+            text += f" | line {exc.line_no}: {exc.line!r}"
+        if exc.hint:
+            text += f" | fix: {exc.hint}"
+        return text
+    return " ".join(str(exc).split())
+
+
+def _read_runs(
+    paths: Sequence[str], name_from: str, qrels: pl.DataFrame
+) -> tuple[pl.DataFrame, Blocks | None]:
+    """All run files in one frame, with the blocks (and judged rows) of a single file."""
+    from ..core.evaluate import _run_from
+    from ..io import read_run
+
+    if len(paths) == 1:  # read once, as sef.evaluate reads a path: with blocks and marks
+        df, blocks = _run_from(paths[0], qrels, name_from=name_from)  # type: ignore[arg-type]
+        return df.select("run", "query_id", "doc_id", "score"), blocks
+    parts = [read_run(p, name_from=name_from) for p in paths]  # type: ignore[arg-type]
+    names = [tuple(p.get_column("run").unique(maintain_order=True).to_list()) for p in parts]
+    flat = [n for ns in names for n in ns]
+    if len(flat) != len(set(flat)):
+        # several files share a tag (e.g. every Anserini run says "Anserini"):
+        # name those runs after their files
+        print("searcheval: note: several runs have the same tag; naming runs after their "
+              "files (use --name-from file to always do so)", file=sys.stderr)
+        parts = [read_run(p, name_from="file") for p in paths]
+        flat = [p.get_column("run")[0] for p in parts]
+        if len(flat) != len(set(flat)):
+            raise SearchEvalError(
+                "two run files have the same name; rename one of them so that the runs "
+                "can be told apart"
+            )
+    cols = ["run", "query_id", "doc_id", "score"]
+    return pl.concat([p.select(cols) for p in parts], how="vertical_relaxed"), None
