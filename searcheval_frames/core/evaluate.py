@@ -382,6 +382,13 @@ def _values(
         per_q = per_q.join(agg, on=KEYS, how="left").with_columns(
             pl.col(agg_cols).fill_null(0).fill_nan(0)
         )
+    if per_q.height == 1:
+        # polars divides a one-row (scalar) column by a constant exactly but longer ones
+        # by multiplying with its inverse (an ulp apart): compute on two real rows, so a
+        # query's value does not depend on how many queries share its frame (parts, Spark)
+        two = pl.from_arrow(pl.concat([per_q, per_q]).to_arrow())
+        assert isinstance(two, pl.DataFrame)
+        return two.select(*KEYS, *values).head(1)
     return per_q.select(*KEYS, *values)
 
 
