@@ -62,6 +62,9 @@ _LAZY: dict[str, str] = {
     "merge_labels": "evalset",
     "agreement": "evalset",
     "label_widget": "evalset",
+    # evaluation at scale: the modules sef.spark and sef.dask
+    "spark": "scale",
+    "dask": "scale",
 }
 
 __all__ = [
