@@ -10,6 +10,7 @@ from pathlib import Path
 import numpy as np
 import polars as pl
 import pytest
+from conftest import DATA
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
@@ -51,6 +52,13 @@ def make_run(seed: int, n_q: int = 40, depth: int = 30, runs: tuple[str, ...] = 
     cols = {"query_id": "qid", "doc_id": "doc"}
     return run.rename({v: k for k, v in cols.items()}), qrels.rename(
         {v: k for k, v in cols.items()})
+
+
+def example() -> tuple[pl.DataFrame, pl.DataFrame]:
+    """The bundled example: four runs (named after their files) and graded qrels."""
+    runs = sorted((DATA / "example" / "runs").iterdir())
+    run = sef.read_run([str(p) for p in runs], name_from="file")
+    return run, sef.read_qrels(DATA / "example" / "qrels.txt")
 
 
 def quiet(fn, *args, **kw):
