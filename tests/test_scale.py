@@ -214,8 +214,24 @@ def test_small_lazy_runs_stay_in_memory(tmp_path):
     assert partitioned.scan_run("no-such-file.parquet") is None
     path = tmp_path / "r.parquet"
     run.write_parquet(path)
-    assert partitioned.scan_run(path) is None            # one small file: the reader
+    small = partitioned.scan_run(path)                    # one small file: read whole
+    assert small is not None and small.whole
+    df, _ = small.read()
+    assert df.equals(run.select("run", "query_id", "doc_id", "score"))
     assert partitioned.scan_run(str(tmp_path / "*.parquet")) is not None  # a glob: scanned
+
+
+def test_small_parquet_file_as_read_run_reads_it(tmp_path):
+    run, qrels = make_run(16)
+    run = run.drop("run")
+    path = tmp_path / "dense.parquet"
+    run.write_parquet(path)
+    assert_same(quiet(sef.evaluate, sef.read_run(path), qrels, MEASURES, per_query=True),
+                quiet(sef.evaluate, path, qrels, MEASURES, per_query=True))
+    bad = tmp_path / "bad.parquet"
+    pl.concat([run, run.head(1)]).write_parquet(bad)
+    with pytest.raises(DuplicateRowsError, match=run["doc_id"][0]):
+        sef.evaluate(bad, qrels, "P@10")
 
 
 def test_parts_cover_the_queries_once(tmp_path, small_parts):

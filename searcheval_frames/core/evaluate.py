@@ -132,11 +132,11 @@ def evaluate(
     options = {"relevance_level": relevance_level, "depth": depth,
                "judged_only": judged_only, "compat": compat, "strategy": strategy}
     scan = scan_run(run, columns)  # a lazy or Parquet run too big to collect at once
-    if scan is not None:
+    if scan is not None and not scan.whole:
         result = _evaluate_parts(scan, qrels_df, ms, per_query=per_query, missing=missing,
                                  **options)
     else:
-        run_df, blocks = _run_from(run, qrels_df, columns)
+        run_df, blocks = scan.read() if scan is not None else _run_from(run, qrels_df, columns)
         result = evaluate_frames(run_df, qrels_df, ms, per_query=per_query, missing=missing,
                                  blocks=blocks, **options)
     if given:
