@@ -129,7 +129,7 @@ def evaluate(
     given = _given_names(measures, ms) if names == "as_given" else None
     _check_options(relevance_level, missing, depth, compat, names)
     qrels_df = _qrels_from(qrels, columns)
-    options = {"relevance_level": relevance_level, "depth": depth,
+    options: dict[str, Any] = {"relevance_level": relevance_level, "depth": depth,
                "judged_only": judged_only, "compat": compat, "strategy": strategy}
     scan = scan_run(run, columns)  # a lazy or Parquet run too big to collect at once
     if scan is not None and not scan.whole:

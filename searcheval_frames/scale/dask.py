@@ -117,6 +117,7 @@ def evaluate(
 def _canonical_ids(ids: Any) -> Any:
     """Ids as the strings the polars code makes of them (pandas in, pandas out)."""
     s = pl.from_pandas(ids)
+    assert isinstance(s, pl.Series)
     if s.dtype.is_float():
         s = s.cast(pl.Int64, strict=False)
     return s.cast(pl.String, strict=False).to_pandas().astype(object).set_axis(ids.index)
@@ -127,7 +128,9 @@ def _one_partition(part: Any, labels: Any, runs: list[str], opts: Options) -> An
     import pandas as pd
 
     qids = pl.Series("query_id", part["_q"].to_numpy(), dtype=pl.String).unique()
-    mine = pl.from_arrow(labels).filter(pl.col("query_id").is_in(qids.implode()))
+    table = pl.from_arrow(labels)
+    assert isinstance(table, pl.DataFrame)
+    mine = table.filter(pl.col("query_id").is_in(qids.implode()))
     wide = evaluate_part(part.drop(columns="_q"), mine, runs, opts, canonical_qrels=True)
     out = wide.to_pandas()
     return out if out.shape[0] else pd.DataFrame({c: out[c] for c in out.columns})

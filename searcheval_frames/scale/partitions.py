@@ -55,7 +55,7 @@ class Options:
         self.given = _given_names(measures, ms) if names == "as_given" else None
         self.missing = missing
         self.columns = dict(columns) if columns else None
-        self.values = {"relevance_level": relevance_level, "depth": depth,
+        self.values: dict[str, Any] = {"relevance_level": relevance_level, "depth": depth,
                        "judged_only": judged_only, "compat": compat}
 
     @property
@@ -63,8 +63,9 @@ class Options:
         return parse_measures(self.measure_names)
 
 
-def resolve(names: Sequence[str], columns: Mapping[str, str] | None) -> tuple[dict[str, str],
-                                                                              dict[str, str]]:
+def resolve(
+    names: tuple[Sequence[str], Sequence[str]], columns: Mapping[str, str] | None
+) -> tuple[dict[str, str], dict[str, str]]:
     """The run's and the qrels' column for each canonical name (errors as in memory)."""
     def found(cols: Sequence[str], wanted: tuple[str, ...], optional: tuple[str, ...],
               arg: str, fix: str) -> dict[str, str]:
@@ -116,8 +117,8 @@ def evaluate_part(run: Any, qrels: Any, runs: list[str], opts: Options, *,
     >>> evaluate_part(run, qrels, ["run"], opts).rows()
     [('run', '1', 1.0), ('run', '2', 0.0)]
     """
-    run_df = pl.from_arrow(run) if _is_arrow(run) else run
-    qrels_df = pl.from_arrow(qrels) if _is_arrow(qrels) else qrels
+    run_df: Any = pl.from_arrow(run) if _is_arrow(run) else run
+    qrels_df: Any = pl.from_arrow(qrels) if _is_arrow(qrels) else qrels
     if _height(run_df):
         run_df, blocks = _run_frame(run_df, columns=opts.columns, name=DEFAULT_RUN_NAME)
     else:
