@@ -4,7 +4,7 @@ of 1M to 100M rows (1,000 documents per query), evaluated by query-id parts.
 For each size: the run is generated in chunks of queries straight into one Parquet
 file (sorted by query id, row groups of 1M rows) with its qrels, then
 ``sef.evaluate(path, qrels_path, measures)`` runs in a fresh process that reports
-its wall time and peak RSS (``ru_maxrss``). At ``--check-rows`` (10M) a second
+its wall time and peak RSS (``VmHWM``). At ``--check-rows`` (10M) a second
 fresh process evaluates the same file in memory (``pl.read_parquet`` then
 ``sef.evaluate`` on the frame, one part) and compares every per-query value with
 the out-of-core result. The curve goes into ``benchmarks/RESULTS.md`` (section
@@ -110,7 +110,7 @@ def worker(mode: str, run_path: str, qrels_path: str) -> dict:
     cpu0 = sum(resource.getrusage(resource.RUSAGE_SELF)[:2])
     if mode == "scan":
         scan = partitioned.scan_run(run_path)
-        parts = 1 if scan is None else len(scan.bounds) + 1
+        parts = 1 if scan is None or scan.whole else len(scan.bounds) + 1
         res = sef.evaluate(run_path, qrels, MEASURES, per_query=True)
     else:  # in memory, one part
         run = pl.read_parquet(run_path)
