@@ -296,3 +296,15 @@ def test_only_canonical_frames_are_recorded():
     ints = pl.DataFrame({"run": "r", "query_id": [1], "doc_id": ["a"], "score": [1.0]})
     assert not checked_blocks(mark_checked(ints))[0]
     assert mark_checked("not a frame") == "not a frame"
+
+
+def test_spark_and_dask_modules_load_lazily():
+    import subprocess
+    import sys
+
+    code = ("import sys, searcheval_frames as sef; m = (sef.spark, sef.dask); "
+            "print(m[0].__name__, m[1].__name__, "
+            "any(k.split('.')[0] in ('pyspark', 'dask', 'distributed') for k in sys.modules))")
+    out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True,
+                         check=True).stdout.split()
+    assert out == ["searcheval_frames.scale.spark", "searcheval_frames.scale.dask", "False"]
