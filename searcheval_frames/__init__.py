@@ -74,6 +74,9 @@ _LAZY: dict[str, str] = {
     "query_diff": "analysis.querydiff",
     "side_by_side": "analysis.side_by_side",
     "report": "report",
+    # evaluation at scale: the modules sef.spark and sef.dask
+    "spark": "scale",
+    "dask": "scale",
 }
 
 __all__ = [

@@ -45,9 +45,10 @@ from ..frames import (
 from ..measures import Context, Measure, parse_measures
 from ..measures.ndcg import gain_expr
 from ..options import check_bool, check_choice, check_int, check_optional_int
+from .partitioned import RunScan, part_table, scan_run
 from .ranking import RankedJudged, Strategy, rank_judged
 
-__all__ = ["evaluate", "evaluate_frames", "pivot"]
+__all__ = ["evaluate", "evaluate_frames", "finish", "per_query_values", "pivot"]
 
 KEYS = ["run", "query_id"]
 COMPATS = ("trec_eval-10", "trec_eval-9")
@@ -131,20 +132,17 @@ def evaluate(
     # as given: each spelling comes back under its own name
     ms = parse_measures(measures, duplicates="drop" if names == "as_given" else "error")
     qrels_df = _qrels_from(qrels, columns, subtopics=any(_by_subtopic(m) for m in ms))
-    run_df, blocks = _run_from(run, _flat_qrels(qrels_df), columns)
-    result = evaluate_frames(
-        run_df,
-        qrels_df,
-        ms,
-        per_query=per_query,
-        relevance_level=relevance_level,
-        missing=missing,
-        depth=depth,
-        judged_only=judged_only,
-        compat=compat,
-        strategy=strategy,
-        blocks=blocks,
-    )
+    options: dict[str, Any] = {"relevance_level": relevance_level, "depth": depth,
+                               "judged_only": judged_only, "compat": compat, "strategy": strategy}
+    scan = scan_run(run, columns)  # a lazy or Parquet run too big to collect at once
+    if scan is not None and not scan.whole:
+        result = _evaluate_parts(scan, qrels_df, ms, per_query=per_query, missing=missing,
+                                 **options)
+    else:
+        run_df, blocks = (scan.read() if scan is not None
+                          else _run_from(run, _flat_qrels(qrels_df), columns))
+        result = evaluate_frames(run_df, qrels_df, ms, per_query=per_query, missing=missing,
+                                 blocks=blocks, **options)
     if names == "as_given":
         result = _as_given(result, measures)
     return to_native(result, kind)
@@ -363,16 +361,63 @@ def evaluate_frames(
     for m in measures:
         m.definition.check_qrels(m, qrels)
     subtopics, qrels = qrels, _flat_qrels(qrels)
-    ctx = Context(relevance_level=relevance_level, compat=compat)
-    cols = {m: f"_m{i}" for i, m in enumerate(measures)}
-    aggs = [e for m in measures if not _whole_frame(m) for e in m.definition.agg(m, ctx, cols[m])]
-    values = [m.definition.value(m, ctx, cols[m]).cast(pl.Float64).alias(m.name) for m in measures]
-
     ranked = rank_judged(
         run, qrels, depth=depth, judged_only=judged_only, compat=compat, strategy=strategy,
         blocks=blocks,
     )
     run_order, table = query_plan(run, ranked, qrels, missing)
+    wide = _values(ranked, table, qrels, measures, relevance_level, compat, subtopics)
+    return finish(wide, run_order, measures, per_query)
+
+
+def per_query_values(
+    run: pl.DataFrame,
+    qrels: pl.DataFrame,
+    measures: list[Measure],
+    *,
+    runs: list[str],
+    relevance_level: int = 1,
+    missing: str = "zero",
+    depth: int | None = None,
+    judged_only: bool = False,
+    compat: str = "trec_eval-10",
+    strategy: Strategy = "auto",
+    blocks: Blocks | None = None,
+) -> pl.DataFrame:
+    """Wide per-query values ``run, query_id, <measure>...`` of one part of the queries.
+
+    Every measure depends on one query's rows and labels only, so a run split by
+    query id (:mod:`.partitioned`, :mod:`searcheval_frames.scale`) is evaluated
+    part by part with the code of :func:`evaluate_frames`, and :func:`finish` turns
+    the concatenated parts into the result. ``runs``: all run names, in order;
+    the (run, query) pairs of the part are found silently (:func:`.part_table`):
+    the caller checks and warns about the whole run.
+    """
+    for m in measures:
+        m.definition.check_qrels(m, qrels)
+    subtopics, qrels = qrels, _flat_qrels(qrels)
+    ranked = rank_judged(
+        run, qrels, depth=depth, judged_only=judged_only, compat=compat, strategy=strategy,
+        blocks=blocks,
+    )
+    run_order = pl.DataFrame({"run": runs}, schema={"run": pl.String})
+    table = part_table(ranked.num_ret.select(KEYS), run_order, qrels, missing)
+    return _values(ranked, table, qrels, measures, relevance_level, compat, subtopics)
+
+
+def _values(
+    ranked: RankedJudged, table: pl.DataFrame, qrels: pl.DataFrame, measures: list[Measure],
+    relevance_level: int, compat: str, subtopics: pl.DataFrame | None = None,
+) -> pl.DataFrame:
+    """Wide per-query values of the (run, query) pairs in ``table``.
+
+    ``subtopics``: the qrels with their subtopic column, for the families that compute
+    from whole frames (``per_query``, e.g. alpha-nDCG); ``qrels`` is flat.
+    """
+    ctx = Context(relevance_level=relevance_level, compat=compat)
+    cols = {m: f"_m{i}" for i, m in enumerate(measures)}
+    aggs = [e for m in measures if not _whole_frame(m) for e in m.definition.agg(m, ctx, cols[m])]
+    values = [m.definition.value(m, ctx, cols[m]).cast(pl.Float64).alias(m.name) for m in measures]
     stats = _qrels_stats(qrels, ctx)
     per_q = table.join(ranked.num_ret, on=KEYS, how="left").with_columns(
         pl.col("num_ret").fill_null(0)
@@ -389,13 +434,30 @@ def evaluate_frames(
         )
     for m in measures:
         if _whole_frame(m):
-            part = m.definition.per_query(m, ctx, cols[m], ranked, subtopics)  # type: ignore[attr-defined]
-            per_q = per_q.join(part, on=KEYS, how="left").with_columns(pl.col(cols[m]).fill_null(0.0))
-    wide = per_q.select(*KEYS, *values)
+            part = m.definition.per_query(  # type: ignore[attr-defined]
+                m, ctx, cols[m], ranked, qrels if subtopics is None else subtopics)
+            per_q = per_q.join(part, on=KEYS, how="left").with_columns(
+                pl.col(cols[m]).fill_null(0.0))
+    if per_q.height == 1:
+        # polars divides a one-row (scalar) column by a constant exactly but longer ones
+        # by multiplying with its inverse (an ulp apart): compute on two real rows, so a
+        # query's value does not depend on how many queries share its frame (parts, Spark)
+        two = pl.from_arrow(pl.concat([per_q, per_q]).to_arrow())
+        assert isinstance(two, pl.DataFrame)
+        return two.select(*KEYS, *values).head(1)
+    return per_q.select(*KEYS, *values)
 
+
+def finish(
+    wide: pl.DataFrame, run_order: pl.DataFrame, measures: list[Measure], per_query: bool
+) -> pl.DataFrame:
+    """The long result from wide per-query values: per query, or aggregated per run."""
     order = run_order.with_row_index("_r")
+    # queries in one order, however the values were computed (in parts or not), so
+    # that means are summed in the same order and agree to the last bit
+    wide = wide.join(order, on="run").sort(["_r", "query_id"]).drop("_r")
     if per_query:
-        return _long(wide.join(order, on="run").sort(["_r", "query_id"]).drop("_r"), KEYS)
+        return _long(wide, KEYS)
     # one row per run: mean over queries (sums for counts, geometric mean for GMAP)
     means = []
     for m in measures:
@@ -407,8 +469,29 @@ def evaluate_frames(
         else:
             e = v.mean()
         means.append(e.cast(pl.Float64).alias(m.name))
-    per_run = wide.group_by("run").agg(means).join(order, on="run").sort("_r").drop("_r")
+    per_run = (wide.group_by("run", maintain_order=True).agg(means)
+               .join(order, on="run").sort("_r").drop("_r"))
     return _long(per_run, ["run"])
+
+
+def _evaluate_parts(
+    scan: RunScan, qrels: pl.DataFrame, measures: list[Measure], *, per_query: bool,
+    missing: str, **options: Any,
+) -> pl.DataFrame:
+    """:func:`evaluate_frames` on a run too big for memory, one part of its queries at a time."""
+    run_order = pl.DataFrame({"run": scan.runs}, schema={"run": pl.String})
+    with warnings.catch_warnings(record=True) as seen:  # the warnings and errors of the whole
+        warnings.simplefilter("always")
+        _query_table(scan.pairs, run_order, qrels, missing)
+    for w in seen:
+        warnings.warn(w.message, w.category, stacklevel=3)
+    wides = scan.map(
+        lambda part, blocks, labels: per_query_values(
+            part, labels, measures, missing=missing, blocks=blocks, runs=scan.runs, **options
+        ),
+        qrels,
+    )
+    return finish(pl.concat(wides), run_order, measures, per_query)
 
 
 def _long(rows: pl.DataFrame, index: list[str]) -> pl.DataFrame:

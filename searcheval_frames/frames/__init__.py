@@ -3,6 +3,7 @@
 * ``kinds``: what the caller passed (pandas, polars, pyarrow, a path) and how to
   hand a result back as the same kind;
 * ``canonical``: column aliases, ``run_frame`` / ``qrels_frame`` and their validation;
+* ``checked``: runs already checked by the reader (not checked twice);
 * ``blocks``: query blocks, key hashes and duplicate checks used by validation,
   the readers and the ranking.
 """
@@ -29,6 +30,7 @@ from .canonical import (
     qrels_frame,
     run_frame,
 )
+from .checked import checked_blocks, mark_checked
 from .kinds import Kind, _to_polars, input_kind, is_path, to_native
 
 __all__ = [
@@ -45,10 +47,12 @@ __all__ = [
     "_run_frame",
     "_to_polars",
     "_validate_run",
+    "checked_blocks",
     "has_repeats",
     "input_kind",
     "is_path",
     "key_hash",
+    "mark_checked",
     "qrels_frame",
     "query_blocks",
     "repeats_in_blocks",

@@ -36,6 +36,7 @@ from ..errors import (
     format_rows,
 )
 from .blocks import Blocks, _duplicates, has_repeats, key_hash, query_blocks  # noqa: F401
+from .checked import checked_blocks
 from .kinds import Kind, _to_polars, input_kind, is_path, to_native  # noqa: F401
 
 __all__ = [
@@ -245,6 +246,10 @@ def _run_frame(
         df = pl.concat(parts, how="vertical_relaxed")
         return df, (_validate_run(df, arg) if validate else None)
 
+    if columns is None and isinstance(run, pl.DataFrame):
+        known, blocks = checked_blocks(run)  # read and checked by sef.read_run
+        if known:
+            return run, (blocks if validate else None)
     df = _to_polars(run, arg)
     _check_empty(df, arg)
     found = _resolve_columns(

@@ -82,8 +82,9 @@ def read_run(
     >>> read_run(p).row(0)
     ('bm25', '1', 'd1', 2.5, 1)
     """
-    out, _ = _read_runs(path, format, name, name_from, columns, rank)
-    return _native(out, backend)
+    out, blocks = _read_runs(path, format, name, name_from, columns, rank)
+    # recorded as checked, so that evaluate(read_run(path), ...) does not check it again
+    return _native(frames.mark_checked(out, blocks), backend)
 
 
 def _read_runs(

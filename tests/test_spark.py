@@ -1,0 +1,140 @@
+"""sef.spark.evaluate on a local Spark (local[2]) agrees with sef.evaluate in memory.
+
+Runs in CI (``.ci/run`` installs Java when it is missing; the ``spark`` extra is in the
+test install). Without Java the tests skip, unless ``SEF_REQUIRE_SPARK=1`` (set by CI).
+"""
+
+from __future__ import annotations
+
+import math
+import os
+import shutil
+import sys
+import warnings
+
+import polars as pl
+import pytest
+from test_scale import MEASURES, example, make_run
+
+import searcheval_frames as sef
+from searcheval_frames.errors import DuplicateRowsError, InvalidOptionError, InvalidScoreError
+
+if not os.environ.get("SEF_REQUIRE_SPARK"):
+    if shutil.which("java") is None:
+        pytest.skip("Spark needs Java (CI installs it and sets SEF_REQUIRE_SPARK=1)",
+                    allow_module_level=True)
+    pytest.importorskip("pyspark")
+
+
+@pytest.fixture(scope="session")
+def spark():
+    os.environ.setdefault("PYSPARK_PYTHON", sys.executable)
+    from pyspark.sql import SparkSession
+
+    session = (SparkSession.builder.master("local[2]").appName("sef-tests")
+               .config("spark.ui.enabled", "false")
+               .config("spark.sql.shuffle.partitions", "4")
+               .config("spark.driver.memory", "1g")
+               .getOrCreate())
+    session.sparkContext.setLogLevel("ERROR")
+    yield session
+    session.stop()
+
+
+def quiet(fn, *args, **kw):
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore")
+        return fn(*args, **kw)
+
+
+def check_same(mem: pl.DataFrame, got, per_query: bool) -> int:
+    """Same rows in the same order; per-query values equal to the last bit, means to 1e-12
+    (Spark sums them in another order). Returns the number of values compared."""
+    got = pl.from_pandas(got.toPandas())
+    assert got.columns == mem.columns
+    keys = [c for c in mem.columns if c != "value"]
+    assert got.select(keys).equals(mem.select(keys))
+    if per_query:
+        assert got.equals(mem)
+    else:
+        for a, b in zip(mem["value"], got["value"], strict=True):
+            assert math.isclose(a, b, rel_tol=1e-12, abs_tol=1e-15), (a, b)
+    return got.height
+
+
+def test_bundled_example_every_value(spark):
+    run, qrels = example()
+    rs, qs = spark.createDataFrame(run.to_pandas()), spark.createDataFrame(qrels.to_pandas())
+    n = 0
+    for per_query in (True, False):
+        mem = quiet(sef.evaluate, run, qrels, MEASURES, per_query=per_query)
+        n += check_same(mem, quiet(sef.spark.evaluate, rs, qs, MEASURES, per_query=per_query),
+                        per_query)
+    assert n > 100
+
+
+@pytest.mark.parametrize("options", [
+    {"missing": "zero"},
+    {"missing": "skip", "depth": 7, "compat": "trec_eval-9"},
+    {"judged_only": True, "relevance_level": 2, "names": "as_given"},
+])
+def test_generated_run_with_ties_and_unjudged(spark, options):
+    run, qrels = make_run(11, runs=("a", "b"), int_ids=True)
+    run = run.rename({"query_id": "qid", "doc_id": "docno"})
+    cols = {"query_id": "qid", "doc_id": "docno"}
+    q = qrels.rename({"query_id": "qid", "doc_id": "docno"})
+    measures = [*MEASURES, "ndcg_cut_10"]
+    mem = quiet(sef.evaluate, run, q, measures, per_query=True, columns=cols, **options)
+    got = quiet(sef.spark.evaluate, spark.createDataFrame(run.to_pandas()),
+                spark.createDataFrame(q.to_pandas()), measures, per_query=True,
+                columns=cols, partitions=3, **options)
+    assert check_same(mem, got, True) == mem.height
+
+
+def test_warnings_as_in_memory(spark):
+    run, qrels = make_run(12)
+    rs, qs = spark.createDataFrame(run.to_pandas()), spark.createDataFrame(qrels.to_pandas())
+    with pytest.warns(sef.errors.SearchEvalWarning) as mem:
+        sef.evaluate(run, qrels, "P@10")
+    with pytest.warns(sef.errors.SearchEvalWarning) as got:
+        sef.spark.evaluate(rs, qs, "P@10")
+    def ours(rec):
+        return sorted(str(w.message) for w in rec if issubclass(w.category,
+                                                                sef.errors.SearchEvalWarning))
+
+    assert ours(mem) == ours(got) and len(ours(got)) == 2
+
+
+def test_duplicate_in_one_partition_is_raised_with_the_query(spark):
+    run, qrels = make_run(13)
+    row = run.filter(pl.col("query_id") == "q7").head(1) if (run["query_id"] == "q7").any() \
+        else run.head(1)
+    bad = pl.concat([run, row])
+    with pytest.raises(DuplicateRowsError) as err:
+        quiet(sef.spark.evaluate, spark.createDataFrame(bad.to_pandas()),
+              spark.createDataFrame(qrels.to_pandas()), ["P@10", "AP"], partitions=4)
+    text = str(err.value)
+    assert f"query_id='{row['query_id'][0]}'" in text and row["doc_id"][0] in text
+    assert "Traceback" not in text and "at org.apache" not in text
+
+
+def test_nan_score_is_raised(spark):
+    run, qrels = make_run(14)
+    bad = pl.concat([run, run.head(1).with_columns(pl.lit(float("nan")).alias("score"),
+                                                     pl.lit("dnew").alias("doc_id"))])
+    with pytest.raises(InvalidScoreError, match="dnew"):
+        quiet(sef.spark.evaluate, spark.createDataFrame(bad.to_pandas()),
+              spark.createDataFrame(qrels.to_pandas()), "P@10")
+
+
+@pytest.mark.parametrize("bad", [{"partitions": 0}, {"per_query": "yes"}, {"missing": "all"},
+                                 {"depth": 0}, {"judged_only": 1}])
+def test_options_are_checked_first(spark, bad):
+    run, qrels = make_run(15)
+    with pytest.raises(sef.SearchEvalError):
+        sef.spark.evaluate(spark.createDataFrame(run.to_pandas()),
+                           spark.createDataFrame(qrels.to_pandas()), "P@10", **bad)
+    if "partitions" in bad:
+        with pytest.raises(InvalidOptionError, match="partitions"):
+            sef.spark.evaluate(spark.createDataFrame(run.to_pandas()),
+                               spark.createDataFrame(qrels.to_pandas()), "P@10", **bad)
