@@ -204,3 +204,38 @@ def test_topic_errors_name_the_line_and_duplicate_topics_are_reported(tmp_path):
     with pytest.raises(FileFormatError, match="duplicate query id '7'") as info:
         sef.read_queries(path, format="trec")
     assert info.value.line_no == 2
+
+
+@pytest.mark.parametrize(("text", "line_no"), [
+    ("# a comment\n", 1),
+    ('{"query_id": "1", "doc_id": "d1", "score": NaN}\n', 1),
+    ('{"query_id": "1", "doc_id": "d1", "score": 1}\n\n\n'
+     '{"query_id": "1", "doc_id": "d1", "score": 2}\n', 4),
+    ('{"query_id": "1", "doc_id": "d1", "score": 1}\n\n{"query_id": " ", "doc_id": "d2", '
+     '"score": 2}\n', 3),
+])
+def test_json_lines_errors_name_the_right_line(tmp_path, text, line_no):
+    """A '#' line or a NaN made polars fail and Python's json accept (comment lines were
+    skipped, NaN is a Python extension): polars' ComputeError escaped. Rows were numbered
+    1, 2, ... although polars skips blank lines: the error named the wrong line."""
+    path = tmp_path / "r.jsonl"
+    path.write_text(text)
+    with pytest.raises(FileFormatError) as info:
+        sef.read_run(path)
+    assert info.value.line_no == line_no
+
+
+@pytest.mark.parametrize(("text", "line_no"), [
+    ("qid\tdocno\tscore\n1\td1\t0.5\n1\t1\td2\t0.5\n", 3),
+    ("qid,docno,rel\n1,d1,1\r1,d2,0\n", 2),
+    ("run,qid,docno,score\nA,1,d1,0.5\nB,1,d2\n", 3),
+])
+def test_csv_rows_with_the_wrong_number_of_fields_name_their_line(tmp_path, text, line_no):
+    """A row with more fields than the header failed without a line number; a row with
+    fewer left the run name null (a run without a name)."""
+    path = tmp_path / ("r.tsv" if "\t" in text else "r.csv")
+    path.write_text(text)
+    read = sef.read_qrels if "rel" in text else sef.read_run
+    with pytest.raises(FileFormatError) as info:
+        read(path)
+    assert info.value.line_no == line_no

@@ -25,7 +25,7 @@ from .common import (
     detect_format,
 )
 from .lines import _check_utf8, _data_lines, _lines, _Problems
-from .tables import _read_table
+from .tables import _read_table, _row_lines
 
 
 def _irds(dataset_id: str) -> Any:
@@ -238,7 +238,7 @@ def read_queries(
                           _as_str(table, tcol).alias("query"),
                           pl.exclude(qcol, tcol))
         probs = _Problems(p, "queries")
-        raw = df.with_columns(pl.int_range(first, first + pl.len()).alias("line_no"),
+        raw = df.with_columns(_row_lines(first),
                               pl.col("query_id").fill_null("").alias("text"))
         probs.add(raw.filter(pl.col("query_id").is_null()), "the query id is missing")
         if not probs.parts:
