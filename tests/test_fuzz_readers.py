@@ -439,6 +439,8 @@ def jsonl_here(data: bytes, stem: str) -> tuple:
         lines = text_lines(data)
     except Bad as bad:
         return error(bad.line)
+    if not "".join(t for _, t in lines).strip(WS):
+        return error(None)  # (empty, or only whitespace: an EmptyInputError)
     bad, rows, keys = [], [], []
     for no, t in lines:
         if not t.strip(" \t\r"):
@@ -517,11 +519,12 @@ def parquet_here(data: bytes) -> tuple:
     try:
         table = pq.read_table(_io.BytesIO(data))
         df = pl.from_arrow(table)
+        if (df.columns != ["query_id", "doc_id", "relevance"]
+                or df.schema["relevance"] != pl.Int64):
+            return UNKNOWN
+        rows = df.rows()
     except Exception:
-        return UNKNOWN  # pyarrow cannot read it: the reader must raise (checked by `check`)
-    if df.columns != ["query_id", "doc_id", "relevance"] or df.schema["relevance"] != pl.Int64:
-        return UNKNOWN
-    rows = df.rows()
+        return UNKNOWN  # pyarrow cannot read it (or holds invalid UTF-8): only no crash
     if any(q is None or d is None or r is None or not q.strip(WS) or not d.strip(WS)
            for q, d, r in rows):
         return error(None)

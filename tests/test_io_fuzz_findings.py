@@ -6,6 +6,7 @@ import gzip
 import re
 import zlib
 
+import polars as pl
 import pytest
 
 import searcheval_frames as sef
@@ -239,3 +240,37 @@ def test_csv_rows_with_the_wrong_number_of_fields_name_their_line(tmp_path, text
     with pytest.raises(FileFormatError) as info:
         read(path)
     assert info.value.line_no == line_no
+
+
+# a polars-written Parquet file with 3 bytes changed (zlib + base64): polars' decoder panics
+PANIC_PARQUET = (
+    "eNqdVM1u00AQXtuJFaQcSpVd2ZIPAalWK1CxF/KHWqRNSX9ogDRS1TYXlMY2jUiTkjRJw6FC5RU4cyo3Dhx64R04"
+    "IB6CY56AAzMbp0mrIiFG3pnZ+ftmdqKURNmlEZqgiSIIQogCx0XGKaGzdPY+1ekMHN1Kk3mFG4oLPhWOrihahMbN"
+    "FNFnTCP2tuu3B6/qHiVMZz3Ws9N2bCoFihvUCDEw3XMlvwlF9bihetM46iWO7rVqY5RTdmqfXdg/lCtJAOFQpwjF"
+    "yISUUKqhBFQY+QpqbOwzYlOJaPysqNodqBu2cKvtN/xetVnzZRdfFfjsoWafazeV+YDMvK2a8AxwYF6ThQZoF9m0"
+    "6RIa1Emv0m2xNF1nRGpnKi2G6lCjAapUNYvrkXardUx1QuNz6mQlc6RoYQQaw/cbmyJgmswD45iWuWR/Uax/Xiz7"
+    "qdME+x6ld4n9XrP+vij1+qLYL50yNoxSm9ifotZ/vq8k9htLfdTpE8LONabbMRAJfB8jLsrllzuPO7UD/7BqXKgP"
+    "kHKOACogy/bgfrIV3qVpU4iOWJFyS9wrgb/fR/uGEK/DuOcg8tJYRiYwf2UDS2/iNS/CeHSNhBBPHfRLpBEOON5g"
+    "qJSQNKjsnDS8w9XuHt/G+ALGr12vV94a15P+PLa0Vu7tubmjCqgZ7HcgW5PNro3wtmWT+Q0sBbKA8wH1R6VK7yAp"
+    "W0CXtK+vupXdZ6ld3oDGlpeJ8aLUalTbneT80eD4oNVcSPb8dqfeaib5orvoJOf3u/WGl8wEOYfvew+DwOOZIMhy"
+    "z33EM9mqk6vyXCoIeJCp+l6OL5hL8OsbfeQbLLQE/0J/AO0i0jg="
+)
+
+
+def test_a_parquet_file_that_makes_polars_panic_is_a_file_format_error(tmp_path):
+    """pl.read_parquet panicked on corrupt bytes (a PanicException, which is no Exception,
+    escaped the reader; other corruptions abort the process on a huge allocation); the
+    reader now reads Parquet with pyarrow, validated, and reports a FileFormatError."""
+    import base64
+
+    data = zlib.decompress(base64.b64decode(PANIC_PARQUET))
+    path = tmp_path / "q.parquet"
+    path.write_bytes(data)
+    with pytest.raises(pl.exceptions.PanicException):
+        pl.read_parquet(path)
+    with pytest.raises(FileFormatError, match="cannot read Parquet") as info:
+        sef.read_qrels(path)
+    assert info.value.path == str(path)
+    ok = tmp_path / "ok.parquet"
+    pl.DataFrame({"qid": ["1"], "docno": ["d1"], "rel": [2]}).write_parquet(ok)
+    assert sef.read_qrels(ok).rows() == [("1", "d1", 2)]

@@ -15,7 +15,7 @@ import polars as pl
 
 from .. import frames
 from ..errors import EmptyInputError, FileFormatError, MissingColumnError
-from .common import _as_str, _find, _read_bytes
+from .common import _as_str, _check_file, _find, _read_bytes
 from .lines import _check_utf8, _dup_problems, _is_number, _lines, _Problems, _to_int
 
 
@@ -34,11 +34,22 @@ def _read_table(path: Path, fmt: str) -> tuple[pl.DataFrame, int | pl.Series, st
     """Read csv/tsv/jsonl/parquet; return (frame, the first row's line number or every
     row's line number, label)."""
     if fmt == "parquet":
+        # pyarrow, not polars' decoder: on corrupt bytes polars panics (a PanicException,
+        # not an Exception) or even aborts the process on a huge allocation; pyarrow
+        # raises, and full validation catches invalid UTF-8 before polars sees it
+        import pyarrow.parquet as pq
+
+        _check_file(path)
         try:
-            return pl.read_parquet(path), 1, "row"
-        except Exception as exc:
-            raise FileFormatError(f"cannot read Parquet: {exc}", path=str(path),  # noqa: B904
-                                  hint="check that the file is Parquet or pass format=")
+            table = pq.read_table(path)
+            table.validate(full=True)
+            df = pl.from_arrow(table)
+        except (Exception, pl.exceptions.PanicException) as exc:
+            raise FileFormatError(  # noqa: B904
+                f"cannot read Parquet: {str(exc).splitlines()[0] if str(exc) else exc!r}",
+                path=str(path), hint="check that the file is Parquet or pass format=")
+        assert isinstance(df, pl.DataFrame)
+        return df, 1, "row"
     data = _read_bytes(path)
     if not data.strip():
         raise EmptyInputError(f"{path}: the file is empty (or only whitespace)")
