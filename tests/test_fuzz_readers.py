@@ -653,7 +653,7 @@ def topics_here(data: bytes) -> tuple:
                 if prefix and text.lower().startswith(prefix.lower()):
                     text = text[len(prefix):].strip()
                 out[TOPIC_COLUMNS[tag]] = text
-        if not out.get("query_id"):
+        if not out.get("query_id") or len(out["query_id"].split()) > 1:
             return error(t["_line"])
         rows.append(out)
     first = {}

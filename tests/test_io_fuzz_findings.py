@@ -274,3 +274,19 @@ def test_a_parquet_file_that_makes_polars_panic_is_a_file_format_error(tmp_path)
     ok = tmp_path / "ok.parquet"
     pl.DataFrame({"qid": ["1"], "docno": ["d1"], "rel": [2]}).write_parquet(ok)
     assert sef.read_qrels(ok).rows() == [("1", "d1", 2)]
+
+
+def test_a_topic_without_its_title_tag(tmp_path):
+    """With the <title> tag lost, the title text ran into <num>: the query id became
+    '1 what' (silently; no run can hold such an id), and a topic without a title had a
+    null query when other topics had one ('' when none had)."""
+    path = tmp_path / "t.txt"
+    path.write_text("<top>\n<num> Number: 1\nwhat\n<desc> d\n</top>\n"
+                    "<top>\n<num> Number: 2\n<title> b\n</top>\n")
+    with pytest.raises(FileFormatError, match="a query id is one word") as info:
+        sef.read_queries(path, format="trec")
+    assert info.value.line_no == 1
+    path.write_text("<top>\n<num> Number: 1\n<desc> d\n</top>\n"
+                    "<top>\n<num> Number: 2\n<title> b\n</top>\n")
+    assert sef.read_queries(path, format="trec").select("query_id", "query").rows() == [
+        ("1", ""), ("2", "b")]

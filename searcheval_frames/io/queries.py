@@ -130,6 +130,12 @@ def _read_topics(path: Path) -> pl.DataFrame:
             raise FileFormatError(f"topic number {i} has no <num>", path=str(path),
                                   line_no=no, line=lines[no - 1],
                                   hint="give every topic a <num>")
+        if len(r["query_id"].split()) > 1:
+            raise FileFormatError(
+                f"the <num> of topic number {i} is {r['query_id']!r}: a query id is one word "
+                "(is the tag after <num> missing?)", path=str(path), line_no=no,
+                line=lines[no - 1], hint="put the text after the number in its own tag, "
+                "e.g. <title>")
         if r["query_id"] in first:
             raise FileFormatError(
                 f"duplicate query id {r['query_id']!r}: topic number {i} has the number of "
@@ -139,6 +145,7 @@ def _read_topics(path: Path) -> pl.DataFrame:
     df = pl.DataFrame(renamed, infer_schema_length=None)
     if "query" not in df.columns:
         df = df.with_columns(pl.lit("").alias("query"))
+    df = df.with_columns(pl.col("query").fill_null(""))  # (a topic without a title)
     return df.select("query_id", "query", pl.exclude("query_id", "query"))
 
 
