@@ -29,6 +29,7 @@ import gzip
 import io as _io
 import json
 import math
+import os
 import re
 import zlib
 from pathlib import Path
@@ -41,7 +42,9 @@ from hypothesis import strategies as st
 import searcheval_frames as sef
 from searcheval_frames.errors import FileFormatError, SearchEvalError
 
-FUZZ = settings(max_examples=150, deadline=None, database=None,
+#: examples per reader; SEF_FUZZ_EXAMPLES=2000 for a longer hunt
+FUZZ = settings(max_examples=int(os.environ.get("SEF_FUZZ_EXAMPLES", "150")), deadline=None,
+                database=None,
                 suppress_health_check=[HealthCheck.function_scoped_fixture,
                                        HealthCheck.too_slow, HealthCheck.filter_too_much])
 BOM = b"\xef\xbb\xbf"
@@ -518,13 +521,13 @@ def parquet_here(data: bytes) -> tuple:
 
     try:
         table = pq.read_table(_io.BytesIO(data))
-        df = pl.from_arrow(table)
-        if (df.columns != ["query_id", "doc_id", "relevance"]
-                or df.schema["relevance"] != pl.Int64):
+        table.validate(full=True)  # (pyarrow reads invalid UTF-8 unless told to check)
+        if table.column_names != ["query_id", "doc_id", "relevance"] or str(
+                table.schema.field("relevance").type) != "int64":
             return UNKNOWN
-        rows = df.rows()
+        rows = [tuple(r.values()) for r in table.to_pylist()]
     except Exception:
-        return UNKNOWN  # pyarrow cannot read it (or holds invalid UTF-8): only no crash
+        return UNKNOWN  # pyarrow cannot read it: only no crash (a frame or an error)
     if any(q is None or d is None or r is None or not q.strip(WS) or not d.strip(WS)
            for q, d, r in rows):
         return error(None)
