@@ -526,6 +526,8 @@ def parquet_here(data: bytes) -> tuple:
                 table.schema.field("relevance").type) != "int64":
             return UNKNOWN
         rows = [tuple(r.values()) for r in table.to_pylist()]
+        if not all(isinstance(v, str | None) for q, d, _ in rows for v in (q, d)):
+            return UNKNOWN  # (an id column that a flipped byte made binary)
     except Exception:
         return UNKNOWN  # pyarrow cannot read it: only no crash (a frame or an error)
     if any(q is None or d is None or r is None or not q.strip(WS) or not d.strip(WS)
