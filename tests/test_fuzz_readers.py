@@ -268,6 +268,11 @@ def check(read, path: Path, expected: tuple, *, text: bool = True) -> str:
                 f"expected an error on line {sorted(expected[2])}, got: {exc}\n"
                 f"{path.read_bytes()[:400]!r}")
         return "error"
+    except (KeyboardInterrupt, SystemExit):
+        raise
+    except BaseException as exc:  # (a polars PanicException is no Exception)
+        raise AssertionError(f"the reader raised {type(exc).__name__}: {exc}\n"
+                             f"{path.read_bytes()[:400]!r}") from exc
     if expected[0] == "error":
         pytest.fail(f"the reader returns a frame for a file the parser here rejects "
                     f"(line {expected[1]}):\n{got}\n{path.read_bytes()[:400]!r}")

@@ -290,3 +290,13 @@ def test_a_topic_without_its_title_tag(tmp_path):
                     "<top>\n<num> Number: 2\n<title> b\n</top>\n")
     assert sef.read_queries(path, format="trec").select("query_id", "query").rows() == [
         ("1", ""), ("2", "b")]
+
+
+def test_malformed_lines_after_tab_separated_junk_do_not_panic(tmp_path):
+    """Lines split by the slow path (a tab) gave two-chunk columns on which polars 2.1's
+    pl.format panicked while building the error message (PanicException, no Exception)."""
+    path = tmp_path / "q.txt"
+    path.write_text("1 0 d1 0\n1 0 d2 0\n1 0 d3 0\n1 0 FBIS3-10 0\tx\n2 0 d1 0\tx\n")
+    with pytest.raises(FileFormatError, match="wrong number of fields") as info:
+        sef.read_qrels(path)
+    assert info.value.line_no == 4
