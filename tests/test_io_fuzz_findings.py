@@ -300,3 +300,13 @@ def test_malformed_lines_after_tab_separated_junk_do_not_panic(tmp_path):
     with pytest.raises(FileFormatError, match="wrong number of fields") as info:
         sef.read_qrels(path)
     assert info.value.line_no == 4
+
+
+def test_a_first_line_with_only_an_id_word_is_not_a_header(tmp_path):
+    """A first line 'qid' (one field, no TAB) was taken for a header: the file failed with
+    'no rows' or on line 2 instead of the malformed line 1."""
+    path = tmp_path / "q.tsv"
+    path.write_text("qid\n1\thello\n")
+    with pytest.raises(FileFormatError, match="no TAB") as info:
+        sef.read_queries(path)
+    assert info.value.line_no == 1

@@ -171,13 +171,14 @@ def _read_headerless_tsv(path: Path) -> pl.DataFrame:
 
 
 def _query_tsv_header(line: str) -> bool:
-    """Whether the first line of a TSV query file is a header row: its first field names
-    an id column, or its fields name both an id and a text column. (Whole fields: a query
-    text holding the word 'number' or 'id' does not make a header.)"""
+    """Whether the first line of a TSV query file is a header row: it has two fields or
+    more, and its first field names an id column, or its fields name both an id and a
+    text column. (Whole fields: a query text holding the word 'number' or 'id' does not
+    make a header.)"""
     fields = [f.strip().strip('"').strip("'").lower() for f in line.split("\t")]
-    return fields[0] in QUERY_ID_ALIASES or (
-        any(f in QUERY_ID_ALIASES for f in fields) and any(f in QUERY_TEXT_ALIASES
-                                                           for f in fields))
+    return len(fields) >= 2 and (fields[0] in QUERY_ID_ALIASES or (
+        any(f in QUERY_ID_ALIASES for f in fields)
+        and any(f in QUERY_TEXT_ALIASES for f in fields)))
 
 
 def read_queries(
