@@ -310,3 +310,13 @@ def test_a_first_line_with_only_an_id_word_is_not_a_header(tmp_path):
     with pytest.raises(FileFormatError, match="no TAB") as info:
         sef.read_queries(path)
     assert info.value.line_no == 1
+
+
+def test_query_ids_that_differ_only_by_spaces_are_duplicates(tmp_path):
+    """The duplicate check compared the ids before stripping them, the frame holds them
+    stripped: '1 ' and '1' came out as two queries '1'."""
+    path = tmp_path / "q.tsv"
+    path.write_text("1 \twhat\n1\twho\n")
+    with pytest.raises(FileFormatError, match="duplicate query id") as info:
+        sef.read_queries(path)
+    assert info.value.line_no == 2

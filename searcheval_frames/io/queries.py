@@ -158,8 +158,9 @@ def _read_headerless_tsv(path: Path) -> pl.DataFrame:
     probs.add(df.filter(pl.col("query").is_null()),
               "wrong number of fields: no TAB between the query id and the text")
     probs.add(df.filter(pl.col("query_id").str.strip_chars() == ""), "the query id is empty")
-    if not probs.parts:
-        d = df.with_columns(pl.col("line_no").min().over("query_id").alias("_first"))
+    if not probs.parts:  # (on the ids returned: stripped)
+        d = df.with_columns(pl.col("line_no").min().over(pl.col("query_id").str.strip_chars())
+                            .alias("_first"))
         probs.add(d.filter(pl.col("line_no") != pl.col("_first")),
                   pl.format("duplicate query id {} (first on line {})", pl.col("query_id"),
                             pl.col("_first")))
