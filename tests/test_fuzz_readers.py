@@ -380,6 +380,8 @@ def table_here(data: bytes, header: str, sep: str, kind: str, stem: str) -> tupl
         return error(bad.line)
     if not lines or lines[0][1] != header:
         return UNKNOWN  # (a mutated header: not modelled here)
+    if not unzip(data).endswith(b"\n") and lines[-1][1].endswith(sep):
+        return UNKNOWN  # (polars ignores one trailing separator on an unterminated last line)
     names = [CANON[h] for h in header.split(sep)]
     bad, rows, keys = [], [], []
     for no, t in lines[1:]:
@@ -565,11 +567,24 @@ def query_tsv_files(draw) -> bytes:
     return draw(mutated(lines, "\t"))
 
 
+def looks_like_a_header(line: str) -> bool:
+    """The documented rule: two fields or more, the first naming an id column, or the
+    fields naming both an id and a text column."""
+    from searcheval_frames.io.common import QUERY_ID_ALIASES, QUERY_TEXT_ALIASES
+
+    fields = [f.strip(WS).strip("\"'").lower() for f in line.split("\t")]
+    return len(fields) > 1 and (fields[0] in QUERY_ID_ALIASES or (
+        bool(set(fields) & set(QUERY_ID_ALIASES)) and bool(set(fields) & set(
+            QUERY_TEXT_ALIASES))))
+
+
 def query_tsv_here(data: bytes) -> tuple:
     try:
         lines = data_lines(text_lines(data))
     except Bad as bad:
         return error(bad.line)
+    if lines and looks_like_a_header(lines[0][1]):
+        return UNKNOWN  # (a table with a header: not modelled here)
     bad, rows, keys = [], [], []
     for no, t in lines:
         if "\t" not in t or not t.split("\t", 1)[0].strip(WS):
