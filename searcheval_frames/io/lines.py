@@ -95,7 +95,8 @@ def _split_fields(df: pl.DataFrame, n: int) -> pl.DataFrame:
         df.filter(~messy),
         df.filter(messy).with_columns(text.str.strip_chars().str.replace_all(r"\s+", " ")),
     ]
-    flat = pl.concat(parts).sort("_o") if parts[1].height else parts[0]
+    # (rechunked: polars 2.1 panics in pl.format on the two-chunk columns after a filter)
+    flat = pl.concat(parts).sort("_o").rechunk() if parts[1].height else parts[0]
     split = flat.select(text.str.splitn(" ", n + 1).alias("_s")).unnest("_s")
     return df.drop("_o").with_columns(
         (flat.get_column("text").str.count_matches(" ", literal=True) + 1)
@@ -117,7 +118,7 @@ class _Problems:
         if bad.height:
             h = pl.lit(hint) if isinstance(hint, str) else hint
             self.parts.append(
-                bad.head(50).select(
+                bad.head(50).rechunk().select(  # (see _split_fields)
                     pl.col("line_no").cast(pl.Int64), pl.col("text"), h.alias("hint")
                 )
             )

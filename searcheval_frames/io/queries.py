@@ -25,7 +25,7 @@ from .common import (
     detect_format,
 )
 from .lines import _check_utf8, _data_lines, _lines, _Problems
-from .tables import _read_table
+from .tables import _read_table, _row_lines
 
 
 def _irds(dataset_id: str) -> Any:
@@ -130,6 +130,12 @@ def _read_topics(path: Path) -> pl.DataFrame:
             raise FileFormatError(f"topic number {i} has no <num>", path=str(path),
                                   line_no=no, line=lines[no - 1],
                                   hint="give every topic a <num>")
+        if len(r["query_id"].split()) > 1:
+            raise FileFormatError(
+                f"the <num> of topic number {i} is {r['query_id']!r}: a query id is one word "
+                "(is the tag after <num> missing?)", path=str(path), line_no=no,
+                line=lines[no - 1], hint="put the text after the number in its own tag, "
+                "e.g. <title>")
         if r["query_id"] in first:
             raise FileFormatError(
                 f"duplicate query id {r['query_id']!r}: topic number {i} has the number of "
@@ -139,6 +145,7 @@ def _read_topics(path: Path) -> pl.DataFrame:
     df = pl.DataFrame(renamed, infer_schema_length=None)
     if "query" not in df.columns:
         df = df.with_columns(pl.lit("").alias("query"))
+    df = df.with_columns(pl.col("query").fill_null(""))  # (a topic without a title)
     return df.select("query_id", "query", pl.exclude("query_id", "query"))
 
 
@@ -151,8 +158,9 @@ def _read_headerless_tsv(path: Path) -> pl.DataFrame:
     probs.add(df.filter(pl.col("query").is_null()),
               "wrong number of fields: no TAB between the query id and the text")
     probs.add(df.filter(pl.col("query_id").str.strip_chars() == ""), "the query id is empty")
-    if not probs.parts:
-        d = df.with_columns(pl.col("line_no").min().over("query_id").alias("_first"))
+    if not probs.parts:  # (on the ids returned: stripped)
+        d = df.with_columns(pl.col("line_no").min().over(pl.col("query_id").str.strip_chars())
+                            .alias("_first"))
         probs.add(d.filter(pl.col("line_no") != pl.col("_first")),
                   pl.format("duplicate query id {} (first on line {})", pl.col("query_id"),
                             pl.col("_first")))
@@ -164,13 +172,14 @@ def _read_headerless_tsv(path: Path) -> pl.DataFrame:
 
 
 def _query_tsv_header(line: str) -> bool:
-    """Whether the first line of a TSV query file is a header row: its first field names
-    an id column, or its fields name both an id and a text column. (Whole fields: a query
-    text holding the word 'number' or 'id' does not make a header.)"""
+    """Whether the first line of a TSV query file is a header row: it has two fields or
+    more, and its first field names an id column, or its fields name both an id and a
+    text column. (Whole fields: a query text holding the word 'number' or 'id' does not
+    make a header.)"""
     fields = [f.strip().strip('"').strip("'").lower() for f in line.split("\t")]
-    return fields[0] in QUERY_ID_ALIASES or (
-        any(f in QUERY_ID_ALIASES for f in fields) and any(f in QUERY_TEXT_ALIASES
-                                                           for f in fields))
+    return len(fields) >= 2 and (fields[0] in QUERY_ID_ALIASES or (
+        any(f in QUERY_ID_ALIASES for f in fields)
+        and any(f in QUERY_TEXT_ALIASES for f in fields)))
 
 
 def read_queries(
@@ -238,7 +247,7 @@ def read_queries(
                           _as_str(table, tcol).alias("query"),
                           pl.exclude(qcol, tcol))
         probs = _Problems(p, "queries")
-        raw = df.with_columns(pl.int_range(first, first + pl.len()).alias("line_no"),
+        raw = df.with_columns(_row_lines(first),
                               pl.col("query_id").fill_null("").alias("text"))
         probs.add(raw.filter(pl.col("query_id").is_null()), "the query id is missing")
         if not probs.parts:

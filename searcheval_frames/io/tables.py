@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import contextlib
+import csv
 import gzip
 import io as _io
 import json
@@ -14,54 +15,103 @@ import polars as pl
 
 from .. import frames
 from ..errors import EmptyInputError, FileFormatError, MissingColumnError
-from .common import _as_str, _find, _read_bytes
-from .lines import _check_utf8, _data_lines, _dup_problems, _is_number, _lines, _Problems, _to_int
+from .common import _as_str, _check_file, _find, _read_bytes
+from .lines import _check_utf8, _dup_problems, _is_number, _lines, _Problems, _to_int
 
 
-def _read_table(path: Path, fmt: str) -> tuple[pl.DataFrame, int, str]:
-    """Read csv/tsv/jsonl/parquet; return (frame, number of the first row's line, label)."""
+def _no_constant(name: str) -> None:
+    raise ValueError(f"{name} is not a JSON number")
+
+
+def _row_lines(first: int | pl.Series) -> pl.Expr:
+    """The line numbers of a table's rows: from the first row's line on, or as listed."""
+    if isinstance(first, pl.Series):
+        return pl.lit(first.cast(pl.Int64)).alias("line_no")
+    return pl.int_range(first, first + pl.len()).alias("line_no")
+
+
+def _read_table(path: Path, fmt: str) -> tuple[pl.DataFrame, int | pl.Series, str]:
+    """Read csv/tsv/jsonl/parquet; return (frame, the first row's line number or every
+    row's line number, label)."""
     if fmt == "parquet":
+        # pyarrow, not polars' decoder: on corrupt bytes polars panics (a PanicException,
+        # not an Exception) or even aborts the process on a huge allocation; pyarrow
+        # raises, and full validation catches invalid UTF-8 before polars sees it
+        import pyarrow.parquet as pq
+
+        _check_file(path)
         try:
-            return pl.read_parquet(path), 1, "row"
-        except Exception as exc:
-            raise FileFormatError(f"cannot read Parquet: {exc}", path=str(path),  # noqa: B904
-                                  hint="check that the file is Parquet or pass format=")
+            table = pq.read_table(path)
+            table.validate(full=True)
+            df = pl.from_arrow(table)
+        except (Exception, pl.exceptions.PanicException) as exc:
+            raise FileFormatError(  # noqa: B904
+                f"cannot read Parquet: {str(exc).splitlines()[0] if str(exc) else exc!r}",
+                path=str(path), hint="check that the file is Parquet or pass format=")
+        assert isinstance(df, pl.DataFrame)
+        return df, 1, "row"
     data = _read_bytes(path)
     if not data.strip():
         raise EmptyInputError(f"{path}: the file is empty (or only whitespace)")
     _check_utf8(data, path)  # (polars names no line)
     if fmt == "jsonl":
-        lines = _data_lines(_lines(data, path)) if data else pl.DataFrame()
+        # polars skips blank lines: number the rows by the non-blank lines
+        lines = _lines(data, path).filter(pl.col("text").str.strip_chars(" \t\r") != "")
         if data.lstrip()[:1] == b"[":
             try:
                 return pl.DataFrame(json.loads(data)), 1, "record"
             except (ValueError, TypeError) as exc:
                 raise FileFormatError(f"cannot read JSON: {exc}", path=str(path)) from None
+        hint = ('each line of a JSON Lines file is one object like {"query_id": "1", '
+                '"doc_id": "d1", "score": 2.5}')
         try:
             df = pl.read_ndjson(_io.BytesIO(data), infer_schema_length=None)
-        except Exception:
-            for row in lines.iter_rows(named=True):
+        except Exception as exc:
+            for row in lines.iter_rows(named=True):  # (the first line Python rejects)
                 try:
-                    obj = json.loads(row["text"])
+                    obj = json.loads(row["text"], parse_constant=_no_constant)
                     if not isinstance(obj, dict):
                         raise ValueError("not a JSON object")
-                except ValueError as exc:
+                except ValueError as err:
                     raise FileFormatError(
-                        f"not a JSON object ({exc})", path=str(path), line_no=row["line_no"],
-                        line=row["text"], hint="each line of a JSON Lines file is one object "
-                        'like {"query_id": "1", "doc_id": "d1", "score": 2.5}',
-                    ) from None
-            raise
-        return df, 1, "line"
+                        f"not a JSON object ({err})", path=str(path), line_no=row["line_no"],
+                        line=row["text"], hint=hint) from None
+            raise FileFormatError(f"cannot read JSON Lines: {str(exc).splitlines()[0]}",
+                                  path=str(path), hint=hint) from None
+        if df.height != lines.height:  # (not expected: then rows are numbered 1, 2, ...)
+            return df, 1, "record"
+        return df, lines.get_column("line_no"), "line"
     sep = "," if fmt == "csv" else "\t"
     try:
         df = pl.read_csv(_io.BytesIO(data), separator=sep, infer_schema=False,
                          comment_prefix=None, truncate_ragged_lines=False)
     except pl.exceptions.ComputeError as exc:
+        no, line = _long_line(data, sep)
         raise FileFormatError(f"cannot parse {fmt.upper()}: {str(exc).splitlines()[0]}",
-                              path=str(path), hint="every row needs as many fields as the "
-                              "header; quote fields that contain the separator") from None
+                              path=str(path), line_no=no, line=line,
+                              hint="every row needs as many fields as the header; quote "
+                                   "fields that contain the separator") from None
     return df, 2, "line"
+
+
+def _long_line(data: bytes, sep: str) -> tuple[int | None, str | None]:
+    """The first line (after the header) with another number of fields than the header,
+    blank lines included (polars names no line; it fails on a longer one)."""
+    width = None
+    pieces = data.decode("utf-8", errors="replace").split("\n")
+    if pieces[-1] == "":
+        pieces.pop()
+    for no, raw in enumerate(pieces, start=1):
+        text = raw[:-1] if raw.endswith("\r") else raw
+        try:
+            n = len(next(csv.reader([text], delimiter=sep))) if text else 0
+        except csv.Error:  # (a lone CR: a field holding a line break)
+            n = text.count(sep) + 1
+        if width is None:
+            width = n
+        elif n != width:
+            return no, text
+    return None, None
 
 
 def _table_lines(path: Path, line_nos: list[int]) -> dict[int, str]:
@@ -80,7 +130,7 @@ def _table_lines(path: Path, line_nos: list[int]) -> dict[int, str]:
     return out
 
 
-def _table_canonical(df: pl.DataFrame, path: Path, first_line: int, label: str,
+def _table_canonical(df: pl.DataFrame, path: Path, first_line: int | pl.Series, label: str,
                      fmt: str, kind: str, columns: Mapping[str, str] | None,
                      subtopics: bool = False) -> pl.DataFrame:
     if df.height == 0:
@@ -104,7 +154,7 @@ def _table_canonical(df: pl.DataFrame, path: Path, first_line: int, label: str,
             f"{', '.join(frames.ALIASES[missing[0]])}. Rename the column or pass "
             f"columns={{{missing[0]!r}: 'your_column'}}"
         )
-    sel = [pl.int_range(first_line, first_line + pl.len()).alias("line_no")]
+    sel = [_row_lines(first_line)]
     for canon, col in found.items():
         sel.append(_as_str(df, col).alias(canon))
     raw = df.select(sel)
@@ -113,9 +163,10 @@ def _table_canonical(df: pl.DataFrame, path: Path, first_line: int, label: str,
     )
     raw = raw.with_columns(text.alias("text"))
     probs = _Problems(path, kind)
-    for c in ("query_id", "doc_id"):
-        probs.add(raw.filter(pl.col(c).is_null() | (pl.col(c).str.strip_chars() == "")),
-                  f"the {found[c]!r} field is empty")
+    for c in ("query_id", "doc_id", "run"):  # (a short row has nulls at its end)
+        if c in found:
+            probs.add(raw.filter(pl.col(c).is_null() | (pl.col(c).str.strip_chars() == "")),
+                      f"the {found[c]!r} field is empty")
     if kind == "run":
         for c in ("score", "rank"):
             if c not in found:
