@@ -13,7 +13,8 @@ import importlib
 from typing import Any
 
 from .analysis.compare import Comparison, compare
-from .core.evaluate import evaluate, pivot
+from .core.evaluate import evaluate
+from .core.results import pivot
 from .errors import (
     DuplicateRowsError,
     EmptyInputError,

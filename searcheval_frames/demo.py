@@ -15,7 +15,8 @@ from pathlib import Path
 
 import polars as pl
 
-from .core.evaluate import evaluate, pivot
+from .core.evaluate import evaluate
+from .core.results import pivot
 from .io import read_qrels, read_run
 
 MEASURES = ["P@5", "R@10", "RR", "nDCG@10", "AP", "Judged@10"]

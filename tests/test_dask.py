@@ -50,7 +50,8 @@ def test_generated_run_with_ties_and_unjudged(client, options):
     run, qrels = make_run(21, runs=("a", "b"), int_ids=True)
     run = run.rename({"query_id": "topic"})
     q = qrels.rename({"query_id": "topic"})
-    measures = [*MEASURES, "ndcg_cut_10"]
+    # two spellings of nDCG@10: a row under each with names="as_given" (canonical: an error)
+    measures = [*MEASURES, "ndcg_cut_10"] if options.get("names") == "as_given" else MEASURES
     for per_query in (True, False):
         mem = quiet(sef.evaluate, run, q, measures, per_query=per_query,
                     columns={"query_id": "topic"}, **options)

@@ -12,6 +12,7 @@ MODULES = [
     "searcheval_frames.frames.canonical",
     "searcheval_frames.core.ranking",
     "searcheval_frames.core.evaluate",
+    "searcheval_frames.core.results",
     "searcheval_frames.measures",
     "searcheval_frames.measures.base",
     "searcheval_frames.options",

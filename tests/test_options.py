@@ -111,3 +111,5 @@ def test_two_spellings_of_one_measure_never_vanish():
     assert by["P@1"] == by["P_1"]
     pq = sef.evaluate(RUN, QRELS, ["P_1", "P@1"], names="as_given", per_query=True)
     assert pq.height == 2 * 2 * 2 and pq["measure"].to_list()[:2] == ["P_1", "P@1"]
+    got = sef.evaluate(RUN, QRELS, ["P@1", "RR", "P_1"], names="as_given")  # request order
+    assert got.filter(pl.col("run") == "a")["measure"].to_list() == ["P@1", "RR", "P_1"]

@@ -73,10 +73,19 @@ def small_parts(monkeypatch):
 
 
 def assert_same(a: pl.DataFrame, b: pl.DataFrame) -> None:
-    """Identical tables: the same rows in the same order, values equal to the last bit."""
+    """The same rows in the same order, values equal to 1e-12.
+
+    Nearly always equal to the last bit; but polars may sum one query's terms (AP's
+    precisions) in another order when a part holds that query alone, which moves the
+    last bit (hypothesis found seed=1327, n_q=24, depth=11, one row per part: 5.6e-17).
+    """
+    keys = [c for c in a.columns if c != "value"]
     assert a.columns == b.columns and a.height == b.height
-    assert a.equals(b), a.join(b, on=[c for c in a.columns if c != "value"]).filter(
-        pl.col("value") != pl.col("value_right"))
+    assert a.select(keys).equals(b.select(keys))
+    far = a.with_columns(b["value"].alias("other")).filter(
+        ((pl.col("value") - pl.col("other")).abs() > 1e-12)
+        | (pl.col("value").is_nan() != pl.col("other").is_nan()))
+    assert far.height == 0, far
 
 
 @pytest.mark.parametrize("missing", ["zero", "skip"])

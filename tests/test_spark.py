@@ -83,7 +83,8 @@ def test_generated_run_with_ties_and_unjudged(spark, options):
     run = run.rename({"query_id": "qid", "doc_id": "docno"})
     cols = {"query_id": "qid", "doc_id": "docno"}
     q = qrels.rename({"query_id": "qid", "doc_id": "docno"})
-    measures = [*MEASURES, "ndcg_cut_10"]
+    # two spellings of nDCG@10: a row under each with names="as_given" (canonical: an error)
+    measures = [*MEASURES, "ndcg_cut_10"] if options.get("names") == "as_given" else MEASURES
     mem = quiet(sef.evaluate, run, q, measures, per_query=True, columns=cols, **options)
     got = quiet(sef.spark.evaluate, spark.createDataFrame(run.to_pandas()),
                 spark.createDataFrame(q.to_pandas()), measures, per_query=True,

@@ -31,11 +31,9 @@ from typing import Any, Literal
 
 import polars as pl
 
-from ..errors import IdMismatchError, SearchEvalError, SearchEvalWarning
 from ..frames import (
     Blocks,
     _run_frame,
-    _to_polars,
     input_kind,
     is_path,
     qrels_frame,
@@ -46,13 +44,14 @@ from ..measures import Context, Measure, parse_measures
 from ..measures.ndcg import gain_expr
 from ..options import check_bool, check_choice, check_int, check_optional_int
 from .partitioned import RunScan, part_table, scan_run
+from .plan import _query_table, query_plan
 from .ranking import RankedJudged, Strategy, rank_judged
+from .results import _as_given, finish, pivot
 
 __all__ = ["evaluate", "evaluate_frames", "finish", "per_query_values", "pivot"]
 
 KEYS = ["run", "query_id"]
 COMPATS = ("trec_eval-10", "trec_eval-9")
-MIN_GEO_MEAN = 1e-5
 
 
 def evaluate(
@@ -204,23 +203,6 @@ def _qrels_from(
     return qrels_frame(obj, columns=columns, subtopics=subtopics)
 
 
-def _as_given(result: pl.DataFrame, measures: Any) -> pl.DataFrame:
-    """Rows labelled with the caller's spellings; a measure asked twice appears twice."""
-    items = [measures] if isinstance(measures, str | Measure) else list(measures)
-    spellings = pl.DataFrame(
-        {"measure": [parse_measures(i)[0].name for i in items],
-         "_given": [i if isinstance(i, str) else i.name for i in items]},
-        schema={"measure": pl.String, "_given": pl.String},
-    ).with_row_index("_k")
-    return (
-        result.with_row_index("_row")
-        .join(spellings, on="measure", how="inner")
-        .sort("_row", "_k")
-        .with_columns(pl.col("_given").alias("measure"))
-        .drop("_row", "_k", "_given")
-    )
-
-
 def _check_options(
     relevance_level: Any,
     missing: Any,
@@ -246,74 +228,6 @@ def _check_options(
     check_bool(func, "judged_only", judged_only)
     check_bool(func, "per_query", per_query)
     check_choice(func, "strategy", strategy, ("auto", "presorted", "count", "sort"))
-
-
-def _examples(ids: pl.Series, n: int = 3) -> str:
-    vals = ids.unique(maintain_order=True).head(n).to_list()
-    return ", ".join(repr(v) for v in vals)
-
-
-def _query_table(
-    run_q: pl.DataFrame, runs: pl.DataFrame, qrels: pl.DataFrame, missing: str
-) -> pl.DataFrame:
-    """(run, query_id) pairs to evaluate, with warnings for what is dropped or zeroed.
-
-    ``run_q`` holds the distinct (run, query_id) pairs of the run, ``runs`` the run names.
-    """
-    judged_q = qrels.select("query_id").unique()
-    overlap = run_q.join(judged_q, on="query_id", how="semi")
-    if overlap.height == 0:
-        raise IdMismatchError(
-            "the run and the qrels have no query id in common. Run query ids look like "
-            f"{_examples(run_q['query_id'])}; qrels query ids look like "
-            f"{_examples(qrels['query_id'])}. Check that both use the same id scheme "
-            "(e.g. '301' vs 'q301', or a query text column read as the id), or pass "
-            "columns={'query_id': ...}."
-        )
-    only_run = run_q.join(judged_q, on="query_id", how="anti").select("query_id").unique()
-    if only_run.height:
-        ids = only_run.sort("query_id")["query_id"].to_list()
-        warnings.warn(
-            f"{len(ids)} query id(s) in the run have no relevance labels and are not "
-            f"evaluated: {_short(ids)}",
-            SearchEvalWarning,
-            stacklevel=5,
-        )
-    if missing == "skip":
-        return overlap
-    table = runs.join(judged_q, how="cross")
-    lacking = table.join(run_q, on=KEYS, how="anti")
-    if lacking.height:
-        per_run = lacking.group_by("run", maintain_order=True).agg(pl.col("query_id").sort())
-        for name, ids in per_run.iter_rows():
-            warnings.warn(
-                f"run {name!r} has no results for {len(ids)} of {judged_q.height} judged "
-                f"queries; they score 0 (as trec_eval -c): {_short(ids)}. Pass "
-                "missing='skip' to evaluate only the queries present in both.",
-                SearchEvalWarning,
-                stacklevel=5,
-            )
-    return table
-
-
-def query_plan(
-    run: pl.DataFrame, ranked: RankedJudged, qrels: pl.DataFrame, missing: str
-) -> tuple[pl.DataFrame, pl.DataFrame]:
-    """The run names in order of first appearance and the (run, query_id) pairs to evaluate.
-
-    Shared by :func:`evaluate_frames` and :mod:`searcheval_frames.curves`, so both treat
-    missing and unjudged queries (and warn about them) the same way.
-    """
-    names = ranked.num_ret.get_column("run").unique()
-    if names.len() > 1:  # keep the order in which runs first appear
-        names = run.get_column("run").unique(maintain_order=True)
-    run_order = pl.DataFrame({"run": names})
-    return run_order, _query_table(ranked.num_ret.select(KEYS), run_order, qrels, missing)
-
-
-def _short(ids: list[str], n: int = 5) -> str:
-    text = ", ".join(repr(i) for i in ids[:n])
-    return text + (f" and {len(ids) - n} more" if len(ids) > n else "")
 
 
 def _qrels_stats(qrels: pl.DataFrame, ctx: Context) -> pl.DataFrame:
@@ -448,32 +362,6 @@ def _values(
     return per_q.select(*KEYS, *values)
 
 
-def finish(
-    wide: pl.DataFrame, run_order: pl.DataFrame, measures: list[Measure], per_query: bool
-) -> pl.DataFrame:
-    """The long result from wide per-query values: per query, or aggregated per run."""
-    order = run_order.with_row_index("_r")
-    # queries in one order, however the values were computed (in parts or not), so
-    # that means are summed in the same order and agree to the last bit
-    wide = wide.join(order, on="run").sort(["_r", "query_id"]).drop("_r")
-    if per_query:
-        return _long(wide, KEYS)
-    # one row per run: mean over queries (sums for counts, geometric mean for GMAP)
-    means = []
-    for m in measures:
-        v = pl.col(m.name)
-        if m.aggregate == "sum":
-            e = v.sum()
-        elif m.aggregate == "gmean":
-            e = v.clip(lower_bound=MIN_GEO_MEAN).log().mean().exp()
-        else:
-            e = v.mean()
-        means.append(e.cast(pl.Float64).alias(m.name))
-    per_run = (wide.group_by("run", maintain_order=True).agg(means)
-               .join(order, on="run").sort("_r").drop("_r"))
-    return _long(per_run, ["run"])
-
-
 def _evaluate_parts(
     scan: RunScan, qrels: pl.DataFrame, measures: list[Measure], *, per_query: bool,
     missing: str, **options: Any,
@@ -492,52 +380,3 @@ def _evaluate_parts(
         qrels,
     )
     return finish(pl.concat(wides), run_order, measures, per_query)
-
-
-def _long(rows: pl.DataFrame, index: list[str]) -> pl.DataFrame:
-    """One row per (row of ``rows``, measure column), rows in order, measures in order."""
-    return (
-        rows.unpivot(index=index, variable_name="measure", value_name="value")
-        .with_row_index("_i")
-        # unpivot lists measure after measure; interleave them back per row
-        .with_columns((pl.col("_i") % max(rows.height, 1)).alias("_q"))
-        .sort("_q", maintain_order=True)
-        .select(*index, "measure", "value")
-    )
-
-
-def pivot(result: Any, index: Literal["run", "measure"] = "run") -> Any:
-    """Pivot a long result to the wide table people read.
-
-    Parameters
-    ----------
-    result
-        Output of :func:`evaluate` (aggregate or per query).
-    index
-        ``"run"``: one row per run (per run and query for per-query results),
-        one column per measure; ``"measure"``: one row per measure, one column
-        per run.
-
-    Examples
-    --------
-    >>> import searcheval_frames as sef
-    >>> res = sef.evaluate({"q": {"a": 2.0, "b": 1.0}}, {"q": {"b": 1}}, ["P@1", "RR"])
-    >>> sef.pivot(res).columns
-    ['run', 'P@1', 'RR']
-    """
-    check_choice("pivot", "index", index, ("run", "measure"), example="index='measure'")
-    kind = input_kind(result)
-    df = _to_polars(result, "result")
-    missing_cols = {"run", "measure", "value"} - set(df.columns)
-    if missing_cols:
-        raise SearchEvalError(
-            f"pivot: expected the long output of evaluate() with columns run, measure, value; "
-            f"missing {sorted(missing_cols)}"
-        )
-    rows = ["run"] + (["query_id"] if "query_id" in df.columns else [])
-    if index == "run":
-        wide = df.pivot(on="measure", index=rows, values="value", maintain_order=True)
-    else:
-        other = ["measure"] + (["query_id"] if "query_id" in df.columns else [])
-        wide = df.pivot(on="run", index=other, values="value", maintain_order=True)
-    return to_native(wide, kind)

@@ -28,7 +28,8 @@ from typing import Any, Literal, cast
 
 import polars as pl
 
-from ..core.evaluate import _check_options, query_plan
+from ..core.evaluate import _check_options
+from ..core.plan import query_plan
 from ..core.ranking import RankedJudged, Strategy, rank_judged
 from ..errors import SearchEvalError
 from ..frames import input_kind, qrels_frame, run_frame, to_native

@@ -20,7 +20,7 @@ from typing import Any, Literal
 
 import polars as pl
 
-from ..core.evaluate import finish
+from ..core.results import _as_given, finish
 from ..frames import DEFAULT_RUN_NAME, qrels_frame
 from ..measures import Measure
 from .partitions import Options, evaluate_part, plan, resolve
@@ -109,8 +109,8 @@ def evaluate(
                                               canonical_qrels=True)])
     order = pl.DataFrame({"run": runs}, schema={"run": pl.String})
     result = finish(wide, order, opts.measures, opts.per_query)
-    if opts.given:
-        result = result.with_columns(pl.col("measure").replace(opts.given))
+    if opts.given:  # names="as_given": a row under each spelling
+        result = _as_given(result, [g for _, g in opts.given])
     return dd.from_pandas(result.to_pandas(), npartitions=1)
 
 

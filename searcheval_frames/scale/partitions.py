@@ -17,7 +17,9 @@ from typing import Any
 
 import polars as pl
 
-from ..core.evaluate import _check_options, _given_names, _query_table, per_query_values
+from ..core.evaluate import _check_options, per_query_values
+from ..core.plan import _query_table
+from ..core.results import _spellings
 from ..errors import SearchEvalError
 from ..frames import DEFAULT_RUN_NAME, _resolve_columns, _run_frame, qrels_frame
 from ..measures import Measure, parse_measures
@@ -42,8 +44,8 @@ class Options:
                  missing: str, depth: int | None, judged_only: bool, compat: str,
                  columns: Mapping[str, str] | None, names: str,
                  partitions: int | None) -> None:
-        ms = parse_measures(measures)
-        _check_options(relevance_level, missing, depth, compat, names)
+        _check_options(relevance_level, missing, depth, compat, names, func=func)
+        ms = parse_measures(measures, duplicates="drop" if names == "as_given" else "error")
         self.per_query = check_bool(func, "per_query", per_query)
         self.judged_only = check_bool(func, "judged_only", judged_only)
         self.partitions = check_optional_int(func, "partitions", partitions, minimum=1,
@@ -52,7 +54,9 @@ class Options:
             raise SearchEvalError(f"{func}(columns=...): must be a dict such as "
                                   f"{{'query_id': 'topic'}}; got {columns!r}")
         self.measure_names = [m.name for m in ms]
-        self.given = _given_names(measures, ms) if names == "as_given" else None
+        # (canonical name, spelling) per requested measure: names="as_given" labels the
+        # results with the caller's spellings, a row under each (as in memory)
+        self.given = _spellings(measures) if names == "as_given" else None
         self.missing = missing
         self.columns = dict(columns) if columns else None
         self.values: dict[str, Any] = {"relevance_level": relevance_level, "depth": depth,

@@ -23,6 +23,7 @@ import polars as pl
 
 from .. import errors as _errors
 from ..core.partitioned import ROWS_PER_PART
+from ..core.results import MIN_GEO_MEAN
 from ..errors import SearchEvalError
 from ..frames import DEFAULT_RUN_NAME
 from ..measures import Measure
@@ -30,7 +31,7 @@ from .partitions import Options, evaluate_part, plan, resolve
 
 __all__ = ["evaluate"]
 
-MIN_GEO_MEAN = 1e-5
+
 
 
 def evaluate(
@@ -123,10 +124,12 @@ def evaluate(
     except Exception as exc:  # an error in a worker: raise it as the package's error
         raise _worker_error(exc) from None
 
-    shown = [opts.given.get(n, n) if opts.given else n for n in names_]
+    if opts.given:  # names="as_given": a row under each spelling
+        label_rows = [(cols[names_.index(c)], g, k) for k, (c, g) in enumerate(opts.given)]
+    else:
+        label_rows = [(c, m, k) for k, (c, m) in enumerate(zip(cols, names_, strict=True))]
     order = spark.createDataFrame([(r, i) for i, r in enumerate(runs)], "run string, _r long")
-    labels = spark.createDataFrame([(c, m, i) for i, (c, m) in enumerate(zip(cols, shown,
-                                   strict=True))], "_c string, measure string, _k long")
+    labels = spark.createDataFrame(label_rows, "_c string, measure string, _k long")
     if opts.per_query:
         long = per_q.unpivot(["run", "query_id"], cols, "_c", "value")
         return (long.join(order, "run").join(labels, "_c")
