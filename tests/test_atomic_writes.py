@@ -32,7 +32,7 @@ import searcheval_frames as sef
 
 ROWS = 60_000  # rows per version: a file of ~1-2 MB, written in tens of milliseconds
 KILLS = 8  # per writer (3 writers: 24 kills)
-BUDGET_S = 8.0  # per writer, kills and checks included
+BUDGET_S = 20.0  # per writer, kills and checks included (a busy host slows writes)
 HERE = Path(__file__).resolve().parent
 
 
@@ -100,10 +100,56 @@ def read_queries(path: Path) -> int:
     return version
 
 
+# --------------------------------------------------------------------------- label sheets
+def sheet_pool(version: int) -> pl.DataFrame:
+    n = ROWS // 3
+    return pl.DataFrame({"query_id": [f"q{i % 100}" for i in range(n)],
+                         "doc_id": [f"d{i}-v{version}" for i in range(n)]})
+
+
+def write_sheet(path: Path, version: int) -> None:
+    sef.export_label_sheet(sheet_pool(version), path)
+
+
+def read_sheet(path: Path) -> int:
+    got = pl.read_csv(path, infer_schema=False)
+    version = int(got["doc_id"][0].rsplit("-v", 1)[1])
+    want = sheet_pool(version)
+    assert got.select("query_id", "doc_id").equals(want), f"{path}: not version {version}"
+    return version
+
+
+# --------------------------------------------------------------------------- figures
+def write_figure(path: Path, version: int) -> None:
+    import matplotlib
+
+    matplotlib.use("Agg")
+    import matplotlib.pyplot as plt
+
+    fig, ax = plt.subplots(figsize=(3, 2))
+    ax.plot(range(2000), [i % 97 for i in range(2000)])
+    ax.set_title(f"version {version} end")
+    sef.save_figure(fig, path)
+    plt.close(fig)
+
+
+def read_figure(path: Path) -> int:
+    import re
+    import xml.etree.ElementTree as ET
+
+    text = path.read_text(encoding="utf-8")
+    ET.fromstring(text)  # a truncated SVG does not parse
+    found = re.findall(r"version (\d+) end", text)  # matplotlib keeps text as a comment
+    assert found, f"{path}: no title"
+    return int(found[0])
+
+
 WRITERS = [
     Writer("write_run (gzip)", write_run, read_run, "run.txt.gz"),
     Writer("write_qrels", write_qrels, read_qrels, "qrels.txt"),
     Writer("write_queries (gzip)", write_queries, read_queries, "queries.tsv.gz"),
+    Writer("export_label_sheet", write_sheet, read_sheet, "sheet.csv"),
+    Writer("save_figure (svg)", write_figure, read_figure, "figure.svg"),
 ]
 
 #: A helper process that imports the writers once, then forks one writer child per
