@@ -77,8 +77,9 @@ def build_parser() -> argparse.ArgumentParser:
     p.add_argument("--test", default="t", help="t (default), wilcoxon, permutation or sign")
     p.add_argument("--correction", default="holm",
                    help="holm (default), bonferroni, bh, by or none")
-    p.add_argument("--ci-method", default="bca", dest="ci_method",
-                   help="bca (default), percentile, basic or t (no resampling; fastest)")
+    p.add_argument("--ci-method", default="auto", dest="ci_method",
+                   help="auto (default: bca up to 2,000 queries, t above), bca, percentile, "
+                        "basic or t (no resampling; fastest)")
     p.add_argument("--resamples", type=int, default=10_000, dest="n_resamples",
                    help="bootstrap / randomization resamples (default 10000)")
     p.add_argument("--seed", type=int, default=0, help="random seed (default 0)")

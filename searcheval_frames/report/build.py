@@ -149,7 +149,8 @@ def _check(opts: dict[str, Any]) -> dict[str, Any]:
     o["relevance_level"] = check_int(_F, "relevance_level", o["relevance_level"],
                                      example="relevance_level=1")
     o["test"] = check_choice(_F, "test", o["test"], tuple(_st.TESTS))
-    o["ci_method"] = check_choice(_F, "ci_method", o["ci_method"], tuple(_st.CI_METHODS))
+    o["ci_method"] = check_choice(_F, "ci_method", o["ci_method"],
+                                  ("auto", *_st.CI_METHODS), example="ci_method='bca'")
     o["correction"] = check_choice(_F, "correction", o["correction"] or "none",
                                    tuple(_st.CORRECTIONS))
     o["figures"] = check_bool(_F, "figures", o["figures"])
@@ -164,6 +165,10 @@ def _check(opts: dict[str, Any]) -> dict[str, Any]:
                 "Example: focus='nDCG@10'"
             )
     return o
+
+
+#: ``ci_method="auto"``: BCa bootstrap up to this many queries, the Student t interval above
+AUTO_BCA_QUERIES = 2_000
 
 
 def build(runs: Any, qrels: Any, **options: Any) -> ReportData:
@@ -197,6 +202,11 @@ def build(runs: Any, qrels: Any, **options: Any) -> ReportData:
         times["evaluate"] = time.perf_counter() - t
         t = time.perf_counter()
         n_pairs = (len(names) - 1) * len(measures)
+        if o["ci_method"] == "auto":
+            # BCa where resampling is affordable; Student t beyond AUTO_BCA_QUERIES queries,
+            # where the mean of the differences is close to normal and BCa converges to it
+            n_q = qrels_df.get_column("query_id").n_unique()
+            o["ci_method"] = "bca" if n_q <= AUTO_BCA_QUERIES else "t"
         show = o["progress"] if o["progress"] is not None else True
         with _st.progress(2 * n_pairs, desc="report: tests and CIs", enabled=show):
             cmp = compare(run_df, baseline=base, qrels=qrels_df, measures=measures,
