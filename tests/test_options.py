@@ -113,3 +113,85 @@ def test_two_spellings_of_one_measure_never_vanish():
     assert pq.height == 2 * 2 * 2 and pq["measure"].to_list()[:2] == ["P_1", "P@1"]
     got = sef.evaluate(RUN, QRELS, ["P@1", "RR", "P_1"], names="as_given")  # request order
     assert got.filter(pl.col("run") == "a")["measure"].to_list() == ["P@1", "RR", "P_1"]
+
+
+# --------------------------------------------------------------------------- figures
+def _plot_cases():
+    pytest.importorskip("matplotlib")
+    pq = _per_query
+    cases = []
+    for opt, bad in [("levels", "some"), ("relevance_level", -1), ("depth", 0),
+                     ("missing", "drop"), ("per_query_lines", "yes")]:
+        cases.append(("pr_curve", lambda **kw: sef.pr_curve(RUN, QRELS, **kw), opt, bad))
+    for opt, bad in [("k", 0), ("mark_k", -1), ("logx", "no"), ("depth", 0)]:
+        cases.append(("tradeoff_curve", lambda **kw: sef.tradeoff_curve(RUN, QRELS, **kw),
+                      opt, bad))
+    for opt, bad in [("orientation", "diagonal"), ("digits", -1), ("pct_digits", 1.5),
+                     ("value_labels", "no"), ("deltas", 2)]:
+        cases.append(("benchmark_bars",
+                      lambda **kw: sef.benchmark_bars(sef.evaluate(RUN, QRELS, ["P@1"]), **kw),
+                      opt, bad))
+    for opt, bad in [("annotate", -1), ("query_labels", "x")]:
+        cases.append(("per_query_delta",
+                      lambda **kw: sef.per_query_delta(pq(), baseline="a", **kw), opt, bad))
+    for opt, bad in [("kind", "violin"), ("show_means", "x"), ("seed", -1)]:
+        cases.append(("metric_distribution",
+                      lambda **kw: sef.metric_distribution(pq(), measure="P@1", **kw), opt, bad))
+    return cases
+
+
+PLOT_CASES = _plot_cases() if __import__("importlib").util.find_spec("matplotlib") else []
+
+
+@pytest.mark.parametrize(
+    ("func", "call", "option", "bad"), PLOT_CASES,
+    ids=[f"{f}-{o}={b!r}" for f, _, o, b in PLOT_CASES],
+)
+def test_bad_figure_option_is_refused(func, call, option, bad):
+    import matplotlib
+
+    matplotlib.use("Agg")
+    import matplotlib.pyplot as plt
+
+    try:
+        with pytest.raises(InvalidOptionError) as info:
+            call(**{option: bad})
+    finally:
+        plt.close("all")
+    msg = str(info.value)
+    assert option in msg and func in msg and "got" in msg, msg
+
+
+@pytest.mark.parametrize(("option", "bad"), [("dpi", 0), ("formats", ["gif"]),
+                                             ("transparent", "yes"), ("tight", 1)])
+def test_bad_save_figure_option_is_refused(tmp_path, option, bad):
+    import matplotlib
+
+    matplotlib.use("Agg")
+    import matplotlib.pyplot as plt
+
+    fig, _ = plt.subplots()
+    try:
+        with pytest.raises(InvalidOptionError) as info:
+            sef.save_figure(fig, tmp_path / "f.png", **{option: bad})
+    finally:
+        plt.close(fig)
+    assert option in str(info.value) and "save_figure" in str(info.value)
+
+
+# --------------------------------------------------------------------------- CLI flags
+@pytest.mark.parametrize(("flags", "needle"), [
+    (["-l", "-1"], "relevance_level=-1"),
+    (["-M", "0"], "-M DEPTH"),
+    (["-m", "P@2.5"], "P@2.5"),
+    (["-m", "nDGC@10"], "nDCG@10"),
+])
+def test_bad_cli_flag_is_one_line_with_exit_code(tmp_path, capsys, flags, needle):
+    from searcheval_frames.cli import main
+
+    run, qrels = tmp_path / "r.run", tmp_path / "q.txt"
+    sef.write_run(RUN, run)
+    sef.write_qrels(QRELS, qrels)
+    code = main([str(qrels), str(run), *flags])
+    err = capsys.readouterr().err.strip()
+    assert code in (1, 2) and needle in err and len(err.splitlines()) == 1, (code, err)

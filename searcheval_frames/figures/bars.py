@@ -12,6 +12,7 @@ import numpy as np
 import polars as pl
 
 from ..errors import EmptyInputError, SearchEvalError
+from .checks import check_bool, check_choice, check_int
 from .style import (
     FIGSIZE,
     LABEL_SIZE,
@@ -146,6 +147,14 @@ def benchmark_bars(
     >>> [t.get_text() for t in ax.texts]
     ['0.65', '0.78\\n+0.13 (+20%)']
     """
+    _F = "benchmark_bars"
+    check_choice(_F, "orientation", orientation, ("auto", "vertical", "horizontal"),
+                 example="orientation='horizontal'")
+    for name, flag in (("value_labels", value_labels), ("deltas", deltas),
+                       ("significance", significance), ("ci", ci), ("legend", legend)):
+        check_bool(_F, name, flag)
+    check_int(_F, "digits", digits, minimum=0, maximum=6, example="digits=3")
+    check_int(_F, "pct_digits", pct_digits, minimum=0, maximum=6, example="pct_digits=1")
     values, stats, base, alpha = _bars_input(results, baseline)
     if values.height == 0:
         raise EmptyInputError("results: nothing to draw (no rows)")

@@ -12,6 +12,7 @@ import numpy as np
 import polars as pl
 
 from ..errors import EmptyInputError, SearchEvalError, SearchEvalWarning
+from .checks import check_bool, check_bool_or_none, check_choice, check_int
 from .style import (
     LABEL_SIZE,
     LOSS,
@@ -118,6 +119,9 @@ def per_query_delta(
     >>> [float(round(b.get_height(), 2)) for b in ax.containers[0]]
     [0.4, 0.0, -0.2]
     """
+    check_int("per_query_delta", "annotate", annotate, minimum=0,
+              what="queries labelled at each end", example="annotate=5")
+    check_bool_or_none("per_query_delta", "query_labels", query_labels)
     df = _per_query(per_query, columns, "per_query")
     all_runs = df.get_column("run").unique(maintain_order=True).to_list()
     if baseline is None and _is_comparison(per_query) and getattr(per_query, "baselines", None):
@@ -240,6 +244,10 @@ def metric_distribution(
     >>> [t.get_text() for t in ax.get_xticklabels()]
     ['a', 'b']
     """
+    check_choice("metric_distribution", "kind", kind, ("box", "strip", "both"),
+                 example="kind='box'")
+    check_bool("metric_distribution", "show_means", show_means)
+    check_int("metric_distribution", "seed", seed, minimum=0, example="seed=0")
     if kind not in ("box", "strip", "both"):
         raise SearchEvalError(f"kind={kind!r}: use 'box', 'strip' or 'both'")
     df = _per_query(per_query, columns, "per_query")

@@ -12,6 +12,7 @@ import numpy as np
 
 from ..errors import SearchEvalError
 from ..io.write import _atomic_write
+from ..options import check_bool, check_choice, check_float
 
 if TYPE_CHECKING:  # pragma: no cover
     from matplotlib.figure import Figure
@@ -84,6 +85,14 @@ def save_figure(
     >>> out[0].suffix
     '.svg'
     """
+    check_bool("save_figure", "transparent", transparent)
+    check_bool("save_figure", "tight", tight)
+    check_float("save_figure", "dpi", dpi, minimum=0, open_min=True, example="dpi=300")
+    if formats is not None:
+        fmts = [formats] if isinstance(formats, str) else list(formats)
+        for f in fmts:
+            check_choice("save_figure", "formats", str(f).lower().lstrip("."),
+                         ("png", "svg", "pdf"), example="formats=['png', 'svg']")
     import matplotlib as mpl
 
     figure = _figure_of(fig)

@@ -14,6 +14,13 @@ import numpy as np
 import polars as pl
 
 from ..errors import SearchEvalError
+from .checks import (
+    check_bool,
+    check_bool_or_none,
+    check_curve_options,
+    check_levels,
+    check_optional_int,
+)
 from .style import (
     LABEL_SIZE,
     NOTE_SIZE,
@@ -93,6 +100,11 @@ def pr_curve(
     >>> [line.get_label() for line in ax.lines]
     ['run']
     """
+    _F = "pr_curve"
+    check_levels(_F, levels)
+    check_bool(_F, "per_query_lines", per_query_lines)
+    check_curve_options(_F, relevance_level=relevance_level, missing=missing, depth=depth,
+                        judged_only=judged_only, compat=compat, legend=legend)
     from matplotlib.collections import LineCollection
 
     from .curves import pr_curve_data
@@ -242,6 +254,13 @@ def tradeoff_curve(
     >>> [t.get_text() for t in ax.texts]
     ['P@3 = 0.67', 'R@3 = 0.67']
     """
+    _F = "tradeoff_curve"
+    check_optional_int(_F, "k", k, minimum=1, what="the largest cutoff drawn", example="k=50")
+    check_optional_int(_F, "mark_k", mark_k, minimum=1, what="the cutoff marked",
+                       example="mark_k=10")
+    check_bool_or_none(_F, "logx", logx)
+    check_curve_options(_F, relevance_level=relevance_level, missing=missing, depth=depth,
+                        judged_only=judged_only, compat=compat, legend=legend)
     from matplotlib.lines import Line2D
 
     from .curves import precision_recall_at_k
