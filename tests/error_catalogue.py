@@ -198,8 +198,10 @@ def render() -> str:
             if case.section != section:
                 section = case.section
                 out += ["", f"## {section}"]
-            msg = message(case, scope).replace(scope["tmp"], "<dir>")
-            msg = re.sub(r"/tmp/[^\s'\"]*/", "<dir>/", msg).replace(os.getcwd(), "<cwd>")
+            # the working folder first: it may itself lie below /tmp
+            msg = message(case, scope).replace(os.getcwd(), "<cwd>")
+            msg = msg.replace(scope["tmp"], "<dir>")
+            msg = re.sub(r"/tmp/[^\s'\"]*/", "<dir>/", msg)
             code = case.code.replace("f'{tmp}/", "'")
             out += ["", f"### {case.title}", "", "```python", code, "```", "",
                     f"`{case.error.__name__}`:", "", "```text", msg, "```", "",
