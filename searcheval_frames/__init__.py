@@ -12,7 +12,6 @@ from __future__ import annotations
 import importlib
 from typing import Any
 
-from .analysis.compare import Comparison, compare
 from .core.evaluate import evaluate
 from .core.results import pivot
 from .errors import (
@@ -35,6 +34,9 @@ from .version import __version__
 # `import searcheval_frames` stays light (matplotlib, scipy, widgets load only
 # when their helpers are used).
 _LAZY: dict[str, str] = {
+    # comparisons (their tables and statistics load on first use)
+    "compare": "analysis.compare",
+    "Comparison": "analysis.compare",
     # files
     "read_run": "io",
     "read_qrels": "io",
@@ -91,9 +93,7 @@ __all__ = [
     "MissingColumnError",
     "SearchEvalError",
     "UnknownMeasureError",
-    "Comparison",
     "__version__",
-    "compare",
     "evaluate",
     "list_measures",
     "Measure",
