@@ -23,8 +23,10 @@ from ..analysis._inputs import docs_table, qrels_pl, queries_table, runs_pl
 from ..analysis.compare import Comparison, compare
 from ..analysis.querydiff import _diff_pl
 from ..core.evaluate import evaluate
+from ..core.results import MIN_GEO_MEAN
 from ..errors import InvalidOptionError, SearchEvalError
 from ..frames import input_kind
+from ..measures import parse_measure
 from ..options import (
     check_bool,
     check_choice,
@@ -167,6 +169,21 @@ def _check(opts: dict[str, Any]) -> dict[str, Any]:
     return o
 
 
+def _aggregate(per_query: pl.DataFrame) -> pl.DataFrame:
+    """``run, measure, value`` as :func:`evaluate` aggregates: mean, sum or geometric mean."""
+    kinds = {m: parse_measure(m).aggregate
+             for m in per_query.get_column("measure").unique(maintain_order=True)}
+    v = pl.col("value")
+    by_kind = {"sum": v.sum(), "gmean": v.clip(lower_bound=MIN_GEO_MEAN).log().mean().exp(),
+               "mean": v.mean()}
+    parts = [per_query.filter(pl.col("measure") == m)
+             .group_by("run", "measure", maintain_order=True).agg(by_kind[k].alias("value"))
+             for m, k in kinds.items()]
+    order = per_query.select("run").unique(maintain_order=True).with_row_index("_r")
+    return (pl.concat(parts).join(order, on="run").with_row_index("_i")
+            .sort("_r", "_i").select("run", "measure", pl.col("value").cast(pl.Float64)))
+
+
 #: ``ci_method="auto"``: BCa bootstrap up to this many queries, the Student t interval above
 AUTO_BCA_QUERIES = 2_000
 
@@ -198,7 +215,11 @@ def build(runs: Any, qrels: Any, **options: Any) -> ReportData:
     t = time.perf_counter()
     with warnings.catch_warnings(record=True) as caught:
         warnings.simplefilter("always")
-        summary = pl.DataFrame(evaluate(run_df, qrels_df, measures, **ev_opts))
+        # one evaluation, per query: the summary is aggregated from it and the
+        # comparison pairs it (evaluating the runs twice doubled this stage)
+        per_query = pl.DataFrame(evaluate(run_df, qrels_df, measures, per_query=True,
+                                          **ev_opts))
+        summary = _aggregate(per_query)
         times["evaluate"] = time.perf_counter() - t
         t = time.perf_counter()
         n_pairs = (len(names) - 1) * len(measures)
@@ -209,10 +230,10 @@ def build(runs: Any, qrels: Any, **options: Any) -> ReportData:
             o["ci_method"] = "bca" if n_q <= AUTO_BCA_QUERIES else "t"
         show = o["progress"] if o["progress"] is not None else True
         with _st.progress(2 * n_pairs, desc="report: tests and CIs", enabled=show):
-            cmp = compare(run_df, baseline=base, qrels=qrels_df, measures=measures,
+            cmp = compare(per_query, baseline=base,
                           test=o["test"], correction=o["correction"], alpha=o["alpha"],
                           ci=o["ci"], ci_method=o["ci_method"], n_resamples=o["n_resamples"],
-                          seed=o["seed"], **ev_opts)
+                          seed=o["seed"])
         times["compare"] = time.perf_counter() - t
     notes += list(dict.fromkeys(" ".join(str(w.message).split()) for w in caught))
     measure_names = cmp.measures
