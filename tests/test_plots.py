@@ -423,3 +423,26 @@ def test_notebook_runs(tmp_path, monkeypatch):
     assert not [o for o in outputs if o.get("output_type") == "error"]
     images = [o for o in outputs if "image/png" in o.get("data", {})]
     assert len(images) >= 5
+
+
+def test_per_query_delta_draws_areas_for_thousands_of_queries():
+    """Above BARS_UP_TO queries the differences are drawn as two filled areas (fast)."""
+    import numpy as np
+    from matplotlib.collections import PolyCollection
+
+    from searcheval_frames.figures import distributions
+
+    rng = np.random.default_rng(0)
+    n = distributions.BARS_UP_TO + 100
+    vals = rng.random(2 * n)
+    pq = pl.DataFrame({"run": ["a"] * n + ["b"] * n,
+                       "query_id": [f"q{i}" for i in range(n)] * 2,
+                       "measure": "AP", "value": vals})
+    ax = sef.per_query_delta(pq, baseline="a")
+    polys = [c for c in ax.collections if isinstance(c, PolyCollection)]
+    assert len(ax.patches) == 0 and len(polys) == 2
+    delta = vals[n:] - vals[:n]
+    wins, losses = int((delta > 1e-9).sum()), int((delta < -1e-9).sum())
+    assert any(f"wins {wins}" in t.get_text() and f"losses {losses}" in t.get_text()
+               for t in ax.texts)
+    plt.close(ax.figure)

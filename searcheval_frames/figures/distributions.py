@@ -68,6 +68,10 @@ def _one(choices: list[str], given: str | None, what: str, arg: str) -> str:
     return choices[0]
 
 
+#: per_query_delta draws one bar per query up to this many queries, filled areas beyond
+BARS_UP_TO = 500
+
+
 def per_query_delta(
     per_query: Any,
     *,
@@ -158,7 +162,14 @@ def per_query_delta(
     ax = _axes(ax, None)
     _style(ax, grid="y")
     x = np.arange(len(delta))
-    ax.bar(x, delta, width=0.8, color=list(colors), zorder=3, label="_nolegend_")
+    if len(delta) <= BARS_UP_TO:
+        ax.bar(x, delta, width=0.8, color=list(colors), zorder=3, label="_nolegend_")
+    else:  # thousands of bars draw slowly and read as an area anyway: draw the areas
+        edges = np.repeat(np.arange(len(delta) + 1) - 0.5, 2)[1:-1]
+        steps = np.repeat(delta, 2)
+        for keep, color in ((steps > tol, WIN), (steps < -tol, LOSS)):
+            ax.fill_between(edges, 0.0, np.where(keep, steps, 0.0), color=color,
+                            linewidth=0, zorder=3, label="_nolegend_")
     ax.axhline(0.0, color="#333333", linewidth=0.8, zorder=4)
     wins, losses = int((delta > tol).sum()), int((delta < -tol).sum())
     ties = len(delta) - wins - losses
