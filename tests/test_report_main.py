@@ -468,3 +468,21 @@ def test_auto_ci_method_is_bca_for_few_queries_and_t_for_many(monkeypatch):
     cols = ["ci_low", "ci_high"]
     assert few.comparison.frame.select(cols).equals(pl.DataFrame(bca.frame).select(cols))
     assert many.comparison.frame.select(cols).equals(pl.DataFrame(t.frame).select(cols))
+
+
+def test_report_says_how_large_a_change_its_queries_can_detect():
+    """The power sentence carries sef.power's numbers for the pair and focus measure."""
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore")
+        rep = sef.report(RUNS, QRELS, baseline="bm25", measures=["nDCG@10", "AP"],
+                         figures=False)
+        pq = sef.evaluate(RUNS, QRELS, [rep.data.focus], per_query=True)
+        p = sef.power(pq, baseline="bm25", measure=rep.data.focus).row(0, named=True)
+        half = p["detectable_delta"] / 2
+        need = sef.power(pq, baseline="bm25", measure=rep.data.focus, delta=half)
+    text = rep.data.power
+    assert f"With {p['n_queries']} queries" in text
+    assert f"{p['detectable_delta']:.3f} or more" in text
+    assert f"about {need.item(0, 'n_needed')} queries" in text
+    html = rep.to_html() if hasattr(rep, "to_html") else rep._repr_html_()
+    assert "sef.power" in html

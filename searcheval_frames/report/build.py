@@ -9,6 +9,7 @@ plot helpers — so every number in the report is the number those functions giv
 
 from __future__ import annotations
 
+import math
 import tempfile
 import time
 import warnings
@@ -86,6 +87,7 @@ class ReportData:
     n_queries: int = 0
     min_judged: float = 0.9
     digits: int = 3
+    power: str = ""  # how large a change the queries can detect (sef.power)
 
 
 def _render(ax: Any, name: str, title: str, caption: str, tmp: Path) -> Figure:
@@ -266,6 +268,8 @@ def build(runs: Any, qrels: Any, **options: Any) -> ReportData:
                          verdict(r, ci=cmp.ci, correction=cmp.correction, alpha=cmp.alpha,
                                  prefix=prefix)))
 
+    power_note = _power_note(cmp.per_query, base, run, focus, cmp.alpha)
+
     t = time.perf_counter()
     pq_focus = cmp.per_query.filter(pl.col("measure") == focus)
     diffs = _diff_pl(pq_focus, baseline=base, run=run, measure=focus, missing="zero",
@@ -324,7 +328,26 @@ def build(runs: Any, qrels: Any, **options: Any) -> ReportData:
         headline=overall([v[0] for v in verdicts]), losses=losses, wins=wins, figures=figures,
         notes=notes, provenance=provenance(inputs, shown, o.get("command")), timings=times,
         n_queries=int(cmp.means.get_column("n_queries").max() or 0),  # type: ignore[arg-type]
-        min_judged=o["min_judged"], digits=o["digits"],
+        min_judged=o["min_judged"], digits=o["digits"], power=power_note,
     )
+
+
+def _power_note(per_query: pl.DataFrame, base: str, run: str, focus: str, alpha: float) -> str:
+    """How large a change these queries can detect, and how many a smaller one needs."""
+    from ..analysis.power import power
+
+    pq = per_query.filter(pl.col("measure") == focus, pl.col("run").is_in([base, run]))
+    try:
+        row = pl.DataFrame(power(pq, baseline=base, measure=focus, alpha=alpha)).row(0, named=True)
+    except SearchEvalError:  # too few queries, or no variation: nothing to say
+        return ""
+    n, detect = row["n_queries"], row["detectable_delta"]
+    if math.isnan(detect) or detect <= 0:  # no variation: nothing to detect
+        return ""
+    half = detect / 2
+    need = pl.DataFrame(power(pq, baseline=base, measure=focus, alpha=alpha, delta=half))
+    return (f"With {n} queries a change in {focus} of {detect:.3f} or more is detectable "
+            f"(paired t-test, 80% power, alpha {alpha:g}); detecting {half:.3f} would need "
+            f"about {need.item(0, 'n_needed')} queries (sef.power).")
 
 

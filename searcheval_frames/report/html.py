@@ -195,6 +195,7 @@ def fragment(data: ReportData) -> str:
         '<section id="verdicts"><h2>Verdict</h2>',
         f'<p class="headline">{_e(data.headline)}</p>',
         f'<ul class="verdicts">{verdicts}</ul>',
+        f'<p class="power">{_e(data.power)}</p>' if data.power else "",
         f'<p class="method">Method: {_e(cmp.describe_method())}.</p>',
         notes,
         "</section>",

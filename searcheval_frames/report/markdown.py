@@ -54,6 +54,8 @@ def markdown(data: ReportData, figures_dir: str = "figures") -> str:
              f"{data.n_queries} queries · measures {', '.join(data.measures)}", "",
              "## Verdict", "", f"**{data.headline}**", ""]
     lines += [f"- {s}" for _, s in data.verdicts]
+    if data.power:
+        lines += ["", data.power]
     lines += ["", f"Method: {cmp.describe_method()}.", ""]
     lines += [f"> ⚠ {n}" for n in data.notes]
     lines += ["", "## All runs", "",
