@@ -154,38 +154,54 @@ def _table_canonical(df: pl.DataFrame, path: Path, first_line: int | pl.Series, 
             f"{', '.join(frames.ALIASES[missing[0]])}. Rename the column or pass "
             f"columns={{{missing[0]!r}: 'your_column'}}"
         )
+    # typed columns (Parquet, JSON numbers) stay typed: a float score or an integer label
+    # needs no detour through text; text columns are parsed as in a CSV
+    typed = {c for c in ("score", "rank", "relevance") if c in found and (
+        df.schema[found[c]].is_numeric() if c == "score" else df.schema[found[c]].is_integer())}
     sel = [_row_lines(first_line)]
     for canon, col in found.items():
-        sel.append(_as_str(df, col).alias(canon))
+        if canon in typed:
+            dtype = pl.Float64 if canon == "score" else pl.Int64
+            sel.append(pl.col(col).cast(dtype, strict=False).alias(canon))
+        else:
+            sel.append(_as_str(df, col).alias(canon))
     raw = df.select(sel)
-    text = pl.concat_str(
-        [pl.col(c).fill_null("") for c in found], separator="," if fmt == "csv" else "\t"
-    )
-    raw = raw.with_columns(text.alias("text"))
+    # the text of a row, shown in error messages: built only for the rows reported
+    text = pl.concat_str([pl.col(c).cast(pl.String).fill_null("") for c in found],
+                         separator="," if fmt == "csv" else "\t").alias("text")
     probs = _Problems(path, kind)
+
+    def add(bad: pl.DataFrame, hint: Any) -> None:
+        probs.add(bad.with_columns(text), hint)
+
     for c in ("query_id", "doc_id", "run"):  # (a short row has nulls at its end)
         if c in found:
-            probs.add(raw.filter(pl.col(c).is_null() | (pl.col(c).str.strip_chars() == "")),
-                      f"the {found[c]!r} field is empty")
+            add(raw.filter(pl.col(c).is_null() | (pl.col(c).str.strip_chars() == "")),
+                f"the {found[c]!r} field is empty")
+    shown = {c: pl.col(c).cast(pl.String).fill_null("(missing)") for c in typed | {
+        "score", "rank", "relevance"} if c in found}
     if kind == "run":
         for c in ("score", "rank"):
             if c not in found:
                 continue
             if c == "score":
-                bad = raw.filter(~_is_number(c).fill_null(False))
-                probs.add(bad, pl.format("the score {} is not a number",
-                                         pl.col(c).fill_null("(missing)")))
+                ok = pl.col(c).is_finite() if c in typed else _is_number(c)
+                add(raw.filter(~ok.fill_null(False)),
+                    pl.format("the score {} is not a number", shown[c]))
             else:
-                bad = raw.filter(_to_int(c).is_null())
-                probs.add(bad, pl.format("the rank {} is not an integer (in the Int64 range)",
-                                         pl.col(c).fill_null("(missing)")))
+                ok = pl.col(c).is_not_null() if c in typed else _to_int(c).is_not_null()
+                add(raw.filter(~ok), pl.format(
+                    "the rank {} is not an integer (in the Int64 range)", shown[c]))
     else:
-        bad = raw.filter(_to_int("relevance").is_null())
-        probs.add(bad, pl.format("the relevance {} is not an integer (in the Int64 range)",
-                                 pl.col("relevance").fill_null("(missing)")))
+        ok = (pl.col("relevance").is_not_null() if "relevance" in typed
+              else _to_int("relevance").is_not_null())
+        add(raw.filter(~ok), pl.format(
+            "the relevance {} is not an integer (in the Int64 range)", shown["relevance"]))
     if not probs.parts:
         key = [c for c in ("run", "query_id", "doc_id", "subtopic") if c in found]
-        _dup_problems(raw, key, probs, "document" if kind == "run" else "judgment")
+        if frames.has_repeats(frames.key_hash(raw, key)):  # (rare: text only then)
+            _dup_problems(raw.with_columns(text), key, probs,
+                          "document" if kind == "run" else "judgment")
     if probs.parts and fmt in ("csv", "tsv", "jsonl"):
         # replace reconstructed text with the real lines of the file
         nos = [int(n) for p in probs.parts for n in p["line_no"]]
@@ -194,17 +210,15 @@ def _table_canonical(df: pl.DataFrame, path: Path, first_line: int | pl.Series, 
             real, default=None, return_dtype=pl.String).fill_null(pl.col("text")).alias("text"))
             for p in probs.parts]
     probs.raise_if_any(label)
-    out = raw.drop("text", "line_no")
+    out = raw.drop("line_no")
     if kind == "run":
-        if "score" in found:
+        if "score" in found and "score" not in typed:
             out = out.with_columns(pl.col("score").str.strip_chars().cast(pl.Float64))
-        if "rank" in found:
-            out = out.with_columns(
-                _to_int("rank"))
+        if "rank" in found and "rank" not in typed:
+            out = out.with_columns(_to_int("rank"))
         if "score" not in found:
             out = out.with_columns((-pl.col("rank").cast(pl.Float64)).alias("score"))
         out = out.rename({"run": "tag"}) if "run" in out.columns else out
-    else:
-        out = out.with_columns(
-            _to_int("relevance"))
+    elif "relevance" not in typed:
+        out = out.with_columns(_to_int("relevance"))
     return out
