@@ -259,7 +259,7 @@ def load(
             qrels,
             [measures] if isinstance(measures, str) else list(measures),
             per_query=True,
-            missing="skip" if missing == "error" else missing,
+            missing="skip" if missing == "error" else missing,  # type: ignore[arg-type]
             **evaluate_options,
         )
         pq = per_query_input(ev, None)

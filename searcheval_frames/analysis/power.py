@@ -347,13 +347,14 @@ def power(
     target = check_float(fn, "power", power, minimum=alpha, maximum=1, open_min=True,
                          open_max=True, what="target power, above alpha", example="power=0.8")
     test = _st.TESTS[check_choice(fn, "test", test, _TEST_NAMES, example="test='t'")]
-    alternative = check_choice(fn, "alternative", alternative, _ALTERNATIVES)
+    alternative = check_choice(fn, "alternative", alternative, _ALTERNATIVES)  # type: ignore[arg-type]
     method = check_choice(fn, "method", method, ("analytic", "simulation"))
     if method == "analytic" and test != "t":
         raise SearchEvalError(
             f"power(test={test!r}, method='analytic'): the analytic power is that of the "
             "paired t-test; pass method='simulation' to simulate this test, or test='t'."
         )
+    sd_mode: str | float
     if isinstance(sd, str):
         sd_mode = check_choice(fn, "sd", sd, ("pair", "pooled"))
     else:
@@ -376,8 +377,8 @@ def power(
         for run, base in run_pairs(fn, data, m, baseline):
             d = x[:, col[run]] - x[:, col[base]]
             obs = float(d.mean())
-            s = (float(np.std(d, ddof=1)) if sd_mode == "pair"
-                 else pooled if sd_mode == "pooled" else float(sd_mode))
+            s = float(np.std(d, ddof=1) if sd_mode == "pair"
+                      else pooled if pooled is not None else sd_mode)
             if not s > 1e-12 * max(1.0, float(np.abs(d).max())):
                 warnings.warn(
                     f"power: {run!r} - {base!r} on {m!r}: the per-query differences have no "

@@ -184,7 +184,7 @@ def discriminative_power(
                         "n_significant": int(sig.sum()),
                         "discriminative_power": float(sig.mean())})
     out = pl.DataFrame(summary, schema=_DP_SCHEMA, orient="row")
-    asl_all = pl.concat(parts).select(list(_ASL_SCHEMA)).cast(_ASL_SCHEMA)
+    asl_all = pl.concat(parts).select(list(_ASL_SCHEMA)).cast(_ASL_SCHEMA)  # type: ignore[arg-type]
     return DiscriminativePower(to_native(out, data.kind), to_native(asl_all, data.kind))
 
 

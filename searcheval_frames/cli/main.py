@@ -232,6 +232,8 @@ def run_cli(args: argparse.Namespace, out: TextIO) -> int:
     measures = parse_measures(names, duplicates="drop")
     run, blocks = _read_runs(args.runs, args.name_from, _flat_qrels(qrels))
     runs = run.get_column("run").unique(maintain_order=True).to_list()
+    agg: pl.DataFrame | None
+    pq: pl.DataFrame | None
     with warnings.catch_warnings(record=True) as caught:
         warnings.simplefilter("always")
         if qrels_jg is not None:
@@ -256,6 +258,7 @@ def run_cli(args: argparse.Namespace, out: TextIO) -> int:
     if args.zscores:
         from .zscore import apply_zscores, read_zscores
 
+        assert pq is not None  # computed above whenever -Z is given
         agg, pq = apply_zscores(pq, requests, read_zscores(args.zscores))
         pq = pq if args.per_query else None
     strings = None

@@ -215,7 +215,8 @@ def _read_csv(raw: bytes, sep: str, path: Path) -> pl.DataFrame:
         ) from exc
     if not records:
         raise FileFormatError("the label sheet is empty", path=str(path))
-    header, seen = [], {}
+    header: list[str] = []
+    seen: dict[str, int] = {}
     for name in records[0]:  # repeated names get a suffix, as polars does
         n = seen.get(name, -1) + 1
         seen[name] = n

@@ -121,10 +121,11 @@ def save_figure(
     with mpl.rc_context({"svg.hashsalt": "searcheval_frames", "pdf.fonttype": 42}):
         for target, fmt in targets:
             target.parent.mkdir(parents=True, exist_ok=True)
-            _atomic_write(target, lambda fh, fmt=fmt: figure.savefig(
-                fh, format=fmt, dpi=dpi, transparent=transparent,
-                bbox_inches="tight" if tight else None, pad_inches=0.05,
-                metadata=_METADATA[fmt],
-            ))
+            def draw(fh: Any, fmt: str = fmt) -> None:
+                figure.savefig(fh, format=fmt, dpi=dpi, transparent=transparent,
+                               bbox_inches="tight" if tight else None, pad_inches=0.05,
+                               metadata=_METADATA[fmt])
+
+            _atomic_write(target, draw)
             written.append(target)
     return written

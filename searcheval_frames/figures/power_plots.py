@@ -138,7 +138,7 @@ def power_curve(
         if deltas is None:
             det = base.get_column("detectable_delta").abs()
             obs = base.get_column("observed_delta").abs()
-            lo = float(det.min()) / 4.0  # type: ignore[operator]
+            lo = float(det.min()) / 4.0  # type: ignore[arg-type]
             hi = max(2.0 * float(det.max()), float(obs.max()))  # type: ignore[arg-type]
             if not np.isfinite(lo) or not lo > 0:
                 raise SearchEvalError("power_curve: no pair has a finite detectable Δ "

@@ -145,7 +145,8 @@ def _runs_frame(runs: Any, columns: Mapping[str, str] | None) -> tuple[pl.DataFr
     if isinstance(runs, list | tuple):
         if not runs:
             raise SearchEvalError("fuse: runs is an empty list; pass two runs or more.")
-        parts, where = [], {}
+        parts: list[Any] = []
+        where: dict[str, Any] = {}
         for i, item in enumerate(runs):
             if is_path(item):
                 from .. import io

@@ -198,7 +198,7 @@ def _table_canonical(df: pl.DataFrame, path: Path, first_line: int | pl.Series, 
         add(raw.filter(~ok), pl.format(
             "the relevance {} is not an integer (in the Int64 range)", shown["relevance"]))
     if not probs.parts:
-        key = [c for c in ("run", "query_id", "doc_id", "subtopic") if c in found]
+        key: list[str] = [c for c in ("run", "query_id", "doc_id", "subtopic") if c in found]
         if frames.has_repeats(frames.key_hash(raw, key)):  # (rare: text only then)
             _dup_problems(raw.with_columns(text), key, probs,
                           "document" if kind == "run" else "judgment")

@@ -61,7 +61,7 @@ class ERR(Family):
                 f"qrels: {bad.height} label(s) exceed {m.name}'s maximum grade {top} (ERR "
                 f"stops at a document with probability (2^label-1)/2^{top}, which must stay "
                 f"below 1):\n{format_rows(bad)}\nPass the top of your label scale, e.g. "
-                f"'ERR(max_rel={bad['relevance'].max()})@{m.cutoff or 20}'."
+                f"'ERR(max_rel={bad['relevance'].max()!s})@{m.cutoff or 20}'."
             )
 
     def agg(self, m: Measure, ctx: Context, col: str) -> list[pl.Expr]:

@@ -17,6 +17,7 @@ arbitrary order; here they are ordered exactly.
 from __future__ import annotations
 
 from collections.abc import Callable
+from typing import Any
 
 import polars as pl
 
@@ -79,7 +80,7 @@ class _Ideal:
         self.levels = _levels(gains, _first)
         self.P = _ideal_len(self.levels)
         self.pos = pl.int_range(0, self.P + 1, dtype=pl.Int64)
-        gain = pl.when(self.pos == 0).then(0.0)
+        gain: Any = pl.when(self.pos == 0).then(0.0)
         for g, _, at_least in self.levels:
             gain = gain.when(self.pos <= at_least).then(g)
         self.gain = gain.otherwise(0.0)
