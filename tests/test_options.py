@@ -195,3 +195,15 @@ def test_bad_cli_flag_is_one_line_with_exit_code(tmp_path, capsys, flags, needle
     code = main([str(qrels), str(run), *flags])
     err = capsys.readouterr().err.strip()
     assert code in (1, 2) and needle in err and len(err.splitlines()) == 1, (code, err)
+
+
+def test_pr_curve_takes_every_levels_value_pr_curve_data_takes():
+    """One check of ``levels`` serves the data and the figure (no stricter twin)."""
+    import matplotlib
+
+    matplotlib.use("Agg")
+    import matplotlib.pyplot as plt
+
+    for levels in ("11pt", "11-pt", "ALL", 1, 20, [0.0, 0.25, 1.0]):
+        sef.pr_curve_data(RUN, QRELS, levels=levels)
+        plt.close(sef.pr_curve(RUN, QRELS, levels=levels).figure)

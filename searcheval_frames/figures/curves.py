@@ -23,6 +23,7 @@ at each query's own levels ``j / R`` this is exactly "recall >= r".
 
 from __future__ import annotations
 
+import math
 from collections.abc import Iterable, Mapping, Sequence
 from typing import Any, Literal, cast
 
@@ -31,7 +32,7 @@ import polars as pl
 from ..core.evaluate import _check_options
 from ..core.plan import query_plan
 from ..core.ranking import RankedJudged, Strategy, rank_judged
-from ..errors import SearchEvalError
+from ..errors import InvalidOptionError, SearchEvalError
 from ..frames import input_kind, qrels_frame, run_frame, to_native
 from ..measures.base import Context
 from ..measures.rank import ELEVEN_POINTS, iprec_cut
@@ -274,31 +275,36 @@ def precision_recall_at_k(
 
 
 # --------------------------------------------------------------------------- PR curve
-def _levels(levels: Any) -> list[float] | None:
-    """Explicit recall levels, or None for 'all' (every query's own levels)."""
+def _levels(levels: Any, func: str = "pr_curve_data") -> list[float] | None:
+    """Explicit recall levels, or None for 'all' (every query's own levels).
+
+    The one check of ``levels`` (for :func:`pr_curve_data` and the figure that draws it):
+    ``'11pt'``, ``'all'``, a number of steps >= 1, or recall levels in [0, 1].
+    """
+    def bad(rule: str) -> InvalidOptionError:
+        return InvalidOptionError(
+            f"{func}(levels={levels!r}): {rule}; got {levels!r}. Example: levels='11pt' "
+            "(0.0, 0.1, ..., 1.0), levels='all' (every recall level a query reaches), "
+            "levels=20 (21 evenly spaced levels) or levels=[0.0, 0.5, 1.0]")
+
     if isinstance(levels, str):
         if levels.lower() in ("11pt", "11", "11-pt", "eleven"):
             return list(ELEVEN_POINTS)
         if levels.lower() == "all":
             return None
-        raise SearchEvalError(
-            f"levels={levels!r}: use '11pt' (0.0, 0.1, ..., 1.0), 'all' (every recall level "
-            "a query reaches), an int n (n+1 evenly spaced levels) or a list of levels in [0, 1]"
-        )
+        raise bad("must be '11pt', 'all', a number of steps or a list of recall levels")
     if isinstance(levels, bool):
-        raise SearchEvalError(f"levels={levels!r}: use '11pt', 'all', an int or a list of levels")
+        raise bad("must be '11pt', 'all', a number of steps or a list of recall levels")
     if isinstance(levels, int):
         if levels < 1:
-            raise SearchEvalError(f"levels={levels!r}: the number of steps must be >= 1")
+            raise bad("the number of steps must be >= 1")
         return [i / levels for i in range(levels + 1)]
     try:
         out = sorted({float(v) for v in levels})
     except (TypeError, ValueError):
-        raise SearchEvalError(
-            f"levels={levels!r}: use '11pt', 'all', an int or a list of levels in [0, 1]"
-        ) from None
-    if not out or out[0] < 0.0 or out[-1] > 1.0:
-        raise SearchEvalError(f"levels={levels!r}: recall levels must lie in [0, 1]")
+        raise bad("must be '11pt', 'all', a number of steps or a list of recall levels") from None
+    if not out or not math.isfinite(out[-1]) or out[0] < 0.0 or out[-1] > 1.0:
+        raise bad("recall levels must lie in [0, 1]")
     return out
 
 

@@ -18,9 +18,9 @@ from .checks import (
     check_bool,
     check_bool_or_none,
     check_curve_options,
-    check_levels,
     check_optional_int,
 )
+from .curves import _levels
 from .style import (
     LABEL_SIZE,
     NOTE_SIZE,
@@ -101,7 +101,7 @@ def pr_curve(
     ['run']
     """
     _F = "pr_curve"
-    check_levels(_F, levels)
+    _levels(levels, _F)
     check_bool(_F, "per_query_lines", per_query_lines)
     check_curve_options(_F, relevance_level=relevance_level, missing=missing, depth=depth,
                         judged_only=judged_only, compat=compat, legend=legend)
