@@ -25,40 +25,12 @@ from ..analysis.stability import stability as _stability
 from ..errors import SearchEvalError
 from ..frames import _to_polars
 from ..options import check_choice, check_float, check_int
-from .style import OKABE_ITO, PALETTE
+from .style import OKABE_ITO, _axes, _colors, _style
 
 if TYPE_CHECKING:  # pragma: no cover
     from matplotlib.axes import Axes
 
 __all__ = ["power_curve", "stability_curve"]
-
-_FIGSIZE = (6.4, 4.0)
-
-
-def _axes(ax: Any) -> Axes:
-    if ax is not None:
-        if not hasattr(ax, "plot") or not hasattr(ax, "figure"):
-            raise SearchEvalError(f"ax= must be a matplotlib Axes, got {type(ax).__name__}")
-        return ax
-    import matplotlib.pyplot as plt
-
-    _, new = plt.subplots(figsize=_FIGSIZE, layout="constrained")
-    return new
-
-
-def _style(ax: Axes) -> None:
-    ax.spines[["top", "right"]].set_visible(False)
-    ax.grid(True, alpha=0.3, linewidth=0.6)
-    ax.set_axisbelow(True)
-    ax.tick_params(labelsize=9)
-
-
-def _colors(names: Sequence[str], colors: Mapping[str, str] | Sequence[str] | None) -> dict[str, str]:
-    if isinstance(colors, Mapping):
-        return {n: colors.get(n, PALETTE[i % len(PALETTE)]) for i, n in enumerate(names)}
-    pal = list(colors) if colors else list(PALETTE)
-    return {n: pal[i % len(pal)] for i, n in enumerate(names)}
-
 
 def _one_measure(df: pl.DataFrame, func: str) -> str:
     measures = df.get_column("measure").unique(maintain_order=True).to_list()
@@ -153,7 +125,7 @@ def power_curve(
     pairs = df.select("run", "baseline").unique(maintain_order=True).rows()
     names = [f"{r} vs {b}" for r, b in pairs]
     col = _colors(names, colors)
-    ax = _axes(ax)
+    ax = _axes(ax, None)
     _style(ax)
     first = df.row(0, named=True)
     for name, (r, b) in zip(names, pairs, strict=True):
@@ -271,7 +243,7 @@ def stability_curve(
                 "stability(..., quantiles=[...]) with those quantiles or pass band=None")
     measures = df.get_column("measure").unique(maintain_order=True).to_list()
     col = _colors(measures, colors)
-    ax = _axes(ax)
+    ax = _axes(ax, None)
     _style(ax)
     for m in measures:
         part = df.filter(pl.col("measure") == m).sort("size")
