@@ -14,6 +14,8 @@ from typing import Any
 import polars as pl
 
 from ..errors import FileFormatError, MissingColumnError
+from ..frames import _to_polars as _frame
+from ..frames import find_column as _find
 from ..frames import is_path, qrels_frame, run_frame
 
 __all__ = ["docs_table", "qrels_pl", "queries_table", "runs_pl"]
@@ -42,17 +44,6 @@ def qrels_pl(qrels: Any) -> pl.DataFrame:
 
         qrels = read_qrels(qrels)
     return qrels_frame(qrels).select("query_id", "doc_id", "relevance")
-
-
-def _find(df: pl.DataFrame, names: tuple[str, ...], exclude: tuple[str, ...] = ()) -> str | None:
-    lower = {c.lower(): c for c in reversed(df.columns) if c not in exclude}
-    return next((lower[n] for n in names if n in lower), None)
-
-
-def _frame(obj: Any, arg: str) -> pl.DataFrame:
-    from ..frames import _to_polars
-
-    return _to_polars(obj, arg)
 
 
 def queries_table(queries: Any) -> pl.DataFrame | None:

@@ -17,6 +17,8 @@ import polars as pl
 
 from ..errors import MissingColumnError, SearchEvalError
 from ..frames import ALIASES
+from ..frames import _to_polars as _to_polars_frame
+from ..frames import find_column as _find_column
 
 Grades = Sequence[int] | Mapping[str, int] | None
 
@@ -107,20 +109,6 @@ def _parse_label(value: Any, lookup: dict[str, int] | None) -> int | None:
 
 
 # --------------------------------------------------------------------------- columns
-def _find_column(df: pl.DataFrame, names: Sequence[str], exclude: Sequence[str] = ()) -> str | None:
-    lower = {c.lower(): c for c in reversed(df.columns) if c not in exclude}
-    for n in names:
-        if n in lower:
-            return lower[n]
-    return None
-
-
-def _to_polars_frame(obj: Any, arg: str) -> pl.DataFrame:
-    from ..frames import _to_polars
-
-    return _to_polars(obj, arg)
-
-
 def _id_column(df: pl.DataFrame, canon: str, arg: str) -> str:
     col = _find_column(df, ALIASES[canon])
     if col is None:

@@ -27,6 +27,7 @@ from .canonical import (
     _resolve_columns,
     _run_frame,
     _validate_run,
+    find_column,
     qrels_frame,
     run_frame,
 )
@@ -48,6 +49,7 @@ __all__ = [
     "_to_polars",
     "_validate_run",
     "checked_blocks",
+    "find_column",
     "has_repeats",
     "input_kind",
     "is_path",

@@ -21,7 +21,7 @@ them after a NaN) become ``"1"``.
 
 from __future__ import annotations
 
-from collections.abc import Mapping
+from collections.abc import Mapping, Sequence
 from typing import Any
 
 import polars as pl
@@ -70,6 +70,13 @@ ALIASES: dict[str, tuple[str, ...]] = {
     "subtopic": ("subtopic", "subtopic_id", "subtopicid", "intent", "intent_id", "aspect"),
 }
 
+
+
+def find_column(df: pl.DataFrame, names: Sequence[str], exclude: Sequence[str] = ()) -> str | None:
+    """The first of ``names`` (lower case, in order of preference) that is a column of
+    ``df``, matched case-insensitively; ``exclude`` lists columns already taken."""
+    lower = {c.lower(): c for c in reversed(df.columns) if c not in exclude}
+    return next((lower[n] for n in names if n in lower), None)
 
 
 def _resolve_columns(
