@@ -456,3 +456,18 @@ def test_canonical_frames_direct():
     assert df.schema == pl.Schema({"run": pl.String, "query_id": pl.String, "doc_id": pl.String,
                                    "score": pl.Float64})
     assert qrels_frame(pd.DataFrame({"qid": [1], "docno": [2], "label": [True]}))["relevance"].to_list() == [1]
+
+
+def test_summarize_per_query_equals_the_aggregate():
+    """core.results.summarize: the aggregate from a per-query result, bit for bit."""
+    from conftest import DATA
+
+    from searcheval_frames.core.results import summarize
+
+    runs = sorted(str(p) for p in (DATA / "example" / "runs").glob("*.run"))
+    ms = ["P@5", "GMAP", "NumRel", "NumQ", "nDCG@10", "AP", "Judged@10"]
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore")
+        pq = sef.evaluate(runs, DATA / "example" / "qrels.txt", ms, per_query=True)
+        agg = sef.evaluate(runs, DATA / "example" / "qrels.txt", ms)
+    assert summarize(pq).equals(agg)

@@ -76,6 +76,19 @@ def finish(
     return _long(per_run, ["run"])
 
 
+def summarize(per_query: pl.DataFrame) -> pl.DataFrame:
+    """``run, measure, value`` from evaluate's long per-query result, aggregated by
+    :func:`finish` exactly as :func:`~searcheval_frames.evaluate` aggregates.
+
+    For callers that need both tables: evaluate once per query, summarize it.
+    """
+    names = per_query.get_column("measure").unique(maintain_order=True).to_list()
+    wide = per_query.pivot(on="measure", index=["run", "query_id"], values="value",
+                           maintain_order=True)
+    order = per_query.select("run").unique(maintain_order=True)
+    return finish(wide, order, [parse_measures(n)[0] for n in names], per_query=False)
+
+
 def _long(rows: pl.DataFrame, index: list[str]) -> pl.DataFrame:
     """One row per (row of ``rows``, measure column), rows in order, measures in order."""
     return (

@@ -24,10 +24,9 @@ from ..analysis._inputs import docs_table, qrels_pl, queries_table, runs_pl
 from ..analysis.compare import Comparison, compare
 from ..analysis.querydiff import _diff_pl
 from ..core.evaluate import evaluate
-from ..core.results import MIN_GEO_MEAN
+from ..core.results import summarize
 from ..errors import InvalidOptionError, SearchEvalError
 from ..frames import input_kind
-from ..measures import parse_measure
 from ..options import (
     check_bool,
     check_choice,
@@ -171,21 +170,6 @@ def _check(opts: dict[str, Any]) -> dict[str, Any]:
     return o
 
 
-def _aggregate(per_query: pl.DataFrame) -> pl.DataFrame:
-    """``run, measure, value`` as :func:`evaluate` aggregates: mean, sum or geometric mean."""
-    kinds = {m: parse_measure(m).aggregate
-             for m in per_query.get_column("measure").unique(maintain_order=True)}
-    v = pl.col("value")
-    by_kind = {"sum": v.sum(), "gmean": v.clip(lower_bound=MIN_GEO_MEAN).log().mean().exp(),
-               "mean": v.mean()}
-    parts = [per_query.filter(pl.col("measure") == m)
-             .group_by("run", "measure", maintain_order=True).agg(by_kind[k].alias("value"))
-             for m, k in kinds.items()]
-    order = per_query.select("run").unique(maintain_order=True).with_row_index("_r")
-    return (pl.concat(parts).join(order, on="run").with_row_index("_i")
-            .sort("_r", "_i").select("run", "measure", pl.col("value").cast(pl.Float64)))
-
-
 #: ``ci_method="auto"``: BCa bootstrap up to this many queries, the Student t interval above
 AUTO_BCA_QUERIES = 2_000
 
@@ -221,7 +205,7 @@ def build(runs: Any, qrels: Any, **options: Any) -> ReportData:
         # comparison pairs it (evaluating the runs twice doubled this stage)
         per_query = pl.DataFrame(evaluate(run_df, qrels_df, measures, per_query=True,
                                           **ev_opts))
-        summary = _aggregate(per_query)
+        summary = summarize(per_query)
         times["evaluate"] = time.perf_counter() - t
         t = time.perf_counter()
         n_pairs = (len(names) - 1) * len(measures)
