@@ -166,15 +166,11 @@ def test_the_check_catches_an_upward_import(tmp_path, monkeypatch):
     (fake / "io" / "__init__.py").write_text("def f():\n    from ..core import evaluate\n")
     (fake / "core" / "__init__.py").write_text("")
     (fake / "core" / "evaluate.py").write_text("from ..io import x\n")
-    monkeypatch.setattr(__import__(__name__), "PKG", fake, raising=False)
-    globals()["PKG"] = fake
-    try:
-        with pytest.raises(AssertionError, match="io imports core"):
-            test_imports_point_down_the_pipeline()
-        (fake / "io" / "__init__.py").write_text("from .a import x\n")
-        (fake / "io" / "a.py").write_text("from .b import y\n")
-        (fake / "io" / "b.py").write_text("def g():\n    from .a import x\n")
-        with pytest.raises(AssertionError, match=r"io\.a -> io\.b -> io\.a"):
-            test_no_import_cycles()
-    finally:
-        globals()["PKG"] = Path(__file__).resolve().parents[1] / "searcheval_frames"
+    monkeypatch.setitem(globals(), "PKG", fake)  # the checks read PKG; restored after
+    with pytest.raises(AssertionError, match="io imports core"):
+        test_imports_point_down_the_pipeline()
+    (fake / "io" / "__init__.py").write_text("from .a import x\n")
+    (fake / "io" / "a.py").write_text("from .b import y\n")
+    (fake / "io" / "b.py").write_text("def g():\n    from .a import x\n")
+    with pytest.raises(AssertionError, match=r"io\.a -> io\.b -> io\.a"):
+        test_no_import_cycles()
