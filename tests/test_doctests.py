@@ -10,6 +10,8 @@ import pytest
 MODULES = [
     "searcheval_frames",
     "searcheval_frames.frames.canonical",
+    "searcheval_frames.frames.blocks",
+    "searcheval_frames.io.parquet",
     "searcheval_frames.core.ranking",
     "searcheval_frames.core.evaluate",
     "searcheval_frames.core.results",

@@ -4,6 +4,7 @@ gives exactly the in-memory result; and runs read by ``read_run`` are not checke
 from __future__ import annotations
 
 import gc
+import importlib
 import warnings
 from pathlib import Path
 
@@ -18,12 +19,15 @@ import searcheval_frames as sef
 from searcheval_frames.core import partitioned
 from searcheval_frames.errors import (
     DuplicateRowsError,
+    FileFormatError,
     IdMismatchError,
     InvalidScoreError,
     SearchEvalError,
     SearchEvalWarning,
 )
 from searcheval_frames.frames import checked_blocks, mark_checked
+
+evaluate_mod = importlib.import_module("searcheval_frames.core.evaluate")
 
 MEASURES = ["P@10", "R@100", "RR", "nDCG@10", "AP", "Judged@10", "GMAP", "NumQ", "NumRel",
             "NumRet", "NumRelRet", "Bpref", "P(rel=2)@5", "nDCG"]
@@ -217,16 +221,18 @@ def test_missing_query_id(tmp_path, small_parts):
 
 
 def test_small_lazy_runs_stay_in_memory(tmp_path):
-    run, _ = make_run(7)
+    run, qrels = make_run(7)
     assert partitioned.scan_run(run.lazy()) is None
     assert partitioned.scan_run(run) is None
     assert partitioned.scan_run("no-such-file.parquet") is None
     path = tmp_path / "r.parquet"
     run.write_parquet(path)
-    small = partitioned.scan_run(path)                    # one small file: read whole
-    assert small is not None and small.whole
-    df, _ = small.read()
+    # one small file: read by the file reader, as sef.read_run reads it
+    assert partitioned.scan_run(path) is None
+    df, blocks = evaluate_mod._run_from(path, qrels)
     assert df.equals(run.select("run", "query_id", "doc_id", "score"))
+    assert blocks is not None and blocks.keys.equals(run.select("run", "query_id").unique(
+        maintain_order=True))
     assert partitioned.scan_run(str(tmp_path / "*.parquet")) is not None  # a glob: scanned
 
 
@@ -239,8 +245,11 @@ def test_small_parquet_file_as_read_run_reads_it(tmp_path):
                 quiet(sef.evaluate, path, qrels, MEASURES, per_query=True))
     bad = tmp_path / "bad.parquet"
     pl.concat([run, run.head(1)]).write_parquet(bad)
-    with pytest.raises(DuplicateRowsError, match=run["doc_id"][0]):
-        sef.evaluate(bad, qrels, "P@10")
+    # the same error both ways: the file, the row and the document
+    for read in (sef.read_run, lambda p: sef.evaluate(p, qrels, "P@10")):
+        with pytest.raises(FileFormatError, match=rf"bad\.parquet:{run.height + 1}: .*"
+                           rf"duplicate document: document {run['doc_id'][0]} appears again"):
+            read(bad)
 
 
 def test_parts_cover_the_queries_once(tmp_path, small_parts):

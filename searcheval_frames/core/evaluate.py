@@ -134,12 +134,11 @@ def evaluate(
     options: dict[str, Any] = {"relevance_level": relevance_level, "depth": depth,
                                "judged_only": judged_only, "compat": compat, "strategy": strategy}
     scan = scan_run(run, columns)  # a lazy or Parquet run too big to collect at once
-    if scan is not None and not scan.whole:
+    if scan is not None:
         result = _evaluate_parts(scan, qrels_df, ms, per_query=per_query, missing=missing,
                                  **options)
     else:
-        run_df, blocks = (scan.read() if scan is not None
-                          else _run_from(run, _flat_qrels(qrels_df), columns))
+        run_df, blocks = _run_from(run, _flat_qrels(qrels_df), columns)
         result = evaluate_frames(run_df, qrels_df, ms, per_query=per_query, missing=missing,
                                  blocks=blocks, **options)
     if names == "as_given":

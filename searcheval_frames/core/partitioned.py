@@ -114,10 +114,9 @@ def scan_run(obj: Any, columns: Mapping[str, str] | None = None) -> RunScan | No
                 name = name.rsplit(".", 1)[0]
     rows = lf.select(pl.len()).collect().item()
     if rows <= ROWS_PER_PART and not always:
-        # a small lazy run: collected as any frame; a small Parquet file: read whole by
-        # polars (several times faster than through the file readers' text checks)
-        return None if isinstance(obj, pl.LazyFrame) else RunScan(lf, rows, columns, name,
-                                                                   whole=True)
+        # a small lazy run: collected as any frame; a small Parquet file: read by the file
+        # reader as sef.read_run reads it (the same code, names and errors, equally fast)
+        return None
     return RunScan(lf, rows, columns, name)
 
 
@@ -136,12 +135,8 @@ class RunScan:
     """
 
     def __init__(self, lf: pl.LazyFrame, rows: int, columns: Mapping[str, str] | None,
-                 name: str = DEFAULT_RUN_NAME, whole: bool = False) -> None:
+                 name: str = DEFAULT_RUN_NAME) -> None:
         self.lf, self.rows, self.columns, self.name = lf, rows, columns, name
-        #: small enough to be read in one piece (:meth:`read`); no parts are planned
-        self.whole = whole
-        if whole:
-            return
         schema = lf.collect_schema()
         found = _resolve_columns(
             pl.DataFrame(schema=schema), ("query_id", "doc_id"), ("score", "rank", "run"),
@@ -176,10 +171,6 @@ class RunScan:
         self.bounds: list[str] = sorted(
             {qids[int(i)] for i in cuts if 0 < i < qids.len()}
         )
-
-    def read(self) -> tuple[pl.DataFrame, Blocks | None]:
-        """The whole run, canonical and checked, with its blocks."""
-        return self._canonical(self.lf.collect())
 
     def _canonical(self, df: pl.DataFrame) -> tuple[pl.DataFrame, Blocks | None]:
         """A part as the canonical run, checked as any in-memory run is."""

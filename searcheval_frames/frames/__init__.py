@@ -14,6 +14,7 @@ from .blocks import (
     key_hash,
     query_blocks,
     repeats_in_blocks,
+    run_checks,
     score_increases,
 )
 from .canonical import (
@@ -58,6 +59,7 @@ __all__ = [
     "qrels_frame",
     "query_blocks",
     "repeats_in_blocks",
+    "run_checks",
     "run_frame",
     "score_increases",
     "to_native",

@@ -7,6 +7,8 @@ no 7M-row sort or join is needed.
 
 from __future__ import annotations
 
+import functools
+import operator
 from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass
 
@@ -15,10 +17,18 @@ import polars as pl
 
 
 def key_hash(df: pl.DataFrame, key: list[str]) -> pl.Series:
-    """A 64-bit hash per row of the ``key`` columns (equal keys give equal hashes)."""
-    return df.select(
-        pl.reduce(lambda a, b: a ^ b, [pl.col(c).hash(seed=i + 1) for i, c in enumerate(key)])
-    ).to_series()
+    """A 64-bit hash per row of the ``key`` columns (equal keys give equal hashes).
+
+    One expression (``functools.reduce`` over expressions, not ``pl.reduce``, whose
+    Python function would combine whole Series one pair at a time).
+    """
+    hashes = [pl.col(c).hash(seed=i + 1) for i, c in enumerate(key)]
+    return df.select(functools.reduce(operator.xor, hashes).alias("_h")).to_series()
+
+
+def is_constant(df: pl.DataFrame, col: str) -> bool:
+    """Whether ``df[col]`` holds one value (no nulls) in every row: one cheap pass."""
+    return bool(df.select((pl.col(col) == pl.col(col).first()).all()).item())
 
 
 @dataclass(frozen=True)
@@ -72,12 +82,20 @@ def query_blocks(df: pl.DataFrame, key: tuple[str, str] = ("run", "query_id")) -
     >>> query_blocks(df[[0, 2, 1]]) is None   # query 1 is split in two
     True
     """
-    n = df.height
-    if n == 0:
+    if df.height == 0:
         return None
     outer, inner = key
-    starts = _run_starts(df, inner)
-    if outer in df.columns:
+    const = outer not in df.columns or is_constant(df, outer)
+    return _blocks(df, key, _run_starts(df, inner), const)
+
+
+def _blocks(
+    df: pl.DataFrame, key: tuple[str, str], starts: np.ndarray, outer_constant: bool
+) -> Blocks | None:
+    """The blocks from the starts of the inner key's runs (and of the outer key's)."""
+    n = df.height
+    outer = key[0]
+    if not outer_constant:
         outer_starts = _run_starts(df, outer)
         if outer_starts.size > 1:
             starts = np.union1d(starts, outer_starts)
@@ -86,6 +104,42 @@ def query_blocks(df: pl.DataFrame, key: tuple[str, str] = ("run", "query_id")) -
     if keys.height > 1 and keys.is_duplicated().any():
         return None
     return Blocks(starts, np.append(starts[1:], n), keys)
+
+
+def run_checks(
+    df: pl.DataFrame, key: tuple[str, str, str] = ("run", "query_id", "doc_id")
+) -> tuple[bool, Blocks | None, pl.Series]:
+    """One fused pass over a canonical run: ``(bad_score, blocks, key_hash)``.
+
+    ``bad_score``: a score is missing, NaN or infinite; ``blocks``: as
+    :func:`query_blocks` for ``key[:2]``; ``key_hash``: as :func:`key_hash` of the
+    three key columns, except that a constant ``key[0]`` (one run) is left out of it.
+    The expressions run in parallel in one ``select`` instead of four passes.
+
+    Examples
+    --------
+    >>> df = pl.DataFrame({"run": "r", "query_id": ["1", "1", "2"], "doc_id": ["a", "b", "a"],
+    ...                    "score": [2.0, 1.0, 3.0]})
+    >>> bad, blocks, h = run_checks(df)
+    >>> bad, blocks.starts.tolist(), h.len()
+    (False, [0, 2], 3)
+    """
+    outer, inner, doc = key
+    exprs = [
+        (pl.col("score").is_null() | ~pl.col("score").is_finite()).any().alias("bad"),
+        pl.col(inner).rle().struct.field("len").implode().alias("len"),
+        (pl.col(inner).hash(seed=2) ^ pl.col(doc).hash(seed=3)).implode().alias("h"),
+    ]
+    if outer in df.columns:
+        exprs.append((pl.col(outer) == pl.col(outer).first()).all().alias("const"))
+    row = df.select(exprs)
+    const = outer not in df.columns or bool(row.get_column("const")[0])
+    h = row.get_column("h")[0].alias("_h") if const else key_hash(df, list(key))
+    if bool(row.get_column("bad")[0]) or df.height == 0:
+        return True, None, h
+    lengths = row.get_column("len")[0].to_numpy().astype(np.int64)
+    starts = np.concatenate(([0], np.cumsum(lengths)[:-1]))
+    return False, _blocks(df, (outer, inner), starts, const), h
 
 
 def score_increases(score: pl.Series, prev: float | None = None) -> np.ndarray:
@@ -143,14 +197,17 @@ def has_repeats(values: pl.Series, blocks: Blocks | None = None) -> bool:
         return any(pool.map(lambda part: repeats_in_blocks(*part), halves))
 
 
-def _duplicates(df: pl.DataFrame, key: list[str], blocks: Blocks | None = None) -> pl.DataFrame:
+def _duplicates(
+    df: pl.DataFrame, key: list[str], blocks: Blocks | None = None, h: pl.Series | None = None
+) -> pl.DataFrame:
     """Rows whose key occurs more than once.
 
     A 64-bit hash of the key finds candidate rows in one cheap pass; only rows
     whose hash repeats are compared exactly, so a hash collision never raises.
-    ``blocks``: the frame's (run, query) blocks, when ``key`` starts with them.
+    ``blocks``: the frame's (run, query) blocks, when ``key`` starts with them;
+    ``h``: the key's hash when the caller has it (:func:`run_checks`).
     """
-    h = key_hash(df, key)
+    h = key_hash(df, key) if h is None else h
     if not has_repeats(h, blocks):
         return df.clear()
     cand = df.filter(h.is_duplicated())

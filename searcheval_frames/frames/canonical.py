@@ -35,7 +35,14 @@ from ..errors import (
     SearchEvalError,
     format_rows,
 )
-from .blocks import Blocks, _duplicates, has_repeats, key_hash, query_blocks  # noqa: F401
+from .blocks import (  # noqa: F401
+    Blocks,
+    _duplicates,
+    has_repeats,
+    key_hash,
+    query_blocks,
+    run_checks,
+)
 from .checked import checked_blocks
 from .kinds import Kind, _to_polars, input_kind, is_path, to_native  # noqa: F401
 
@@ -316,7 +323,8 @@ def _validate_run(
     found = found or {}
     score_name = found.get("score", "score")
     bad_score = pl.col("score").is_null() | ~pl.col("score").is_finite()
-    if df.select(bad_score.any()).item():
+    has_bad, blocks, h = run_checks(df)  # (one fused pass)
+    if has_bad:
         bad = df.filter(bad_score)
         raise InvalidScoreError(
             f"{arg}: column {score_name!r} has {bad.height} missing, NaN or infinite "
@@ -331,8 +339,7 @@ def _validate_run(
                 f"{format_rows(bad)}\nFill or drop the column."
             )
     key = ["run", "query_id", "doc_id"]
-    blocks = query_blocks(df)
-    dup = _duplicates(df, key, blocks)
+    dup = _duplicates(df, key, blocks, h)
     if dup.height:
         raise DuplicateRowsError(
             f"{arg}: {dup.select(key).unique().height} document(s) appear more than once in the "

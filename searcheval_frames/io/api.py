@@ -22,6 +22,7 @@ from .common import (
     _stem,
     detect_format,
 )
+from .parquet import _fast_parquet_run
 from .queries import _irds_qrels
 from .tables import _read_table, _table_canonical
 from .trec import _read_trec_qrels, _read_trec_run
@@ -127,8 +128,14 @@ def _read_runs(
     for p, nm in zip(paths, names, strict=True):
         df, blocks = _read_one_run(p, format, columns, rank, mark if len(paths) == 1 else None)
         if nm is not None or name_from == "file" or "tag" not in df.columns:
-            df = df.with_columns(pl.lit(nm if nm is not None else _stem(p)).alias("run"))
-            blocks = None  # the reader's blocks are by tag, the run is named otherwise
+            run_name = nm if nm is not None else _stem(p)
+            df = df.with_columns(pl.lit(run_name).alias("run"))
+            if blocks is not None and "tag" not in blocks.keys.columns:
+                # (query blocks of a file without tags: one run, the blocks hold)
+                blocks = replace(blocks, keys=blocks.keys.select(
+                    pl.lit(run_name, pl.String).alias("run"), "query_id"))
+            else:
+                blocks = None  # the reader's blocks are by tag, the run is named otherwise
         else:
             df = df.with_columns(pl.col("tag").alias("run"))
             if blocks is not None:  # (tag, query) blocks are the (run, query) blocks
@@ -170,6 +177,10 @@ def _read_one_run(
         if df.select(pl.col("tag").null_count() == pl.len()).item():
             df = df.drop("tag")
         return df, blocks
+    if fmt == "parquet":
+        fast = _fast_parquet_run(p, columns)
+        if fast is not None:
+            return fast
     table, first, label = _read_table(p, fmt)
     return _table_canonical(table, p, first, label, fmt, "run", columns), None
 

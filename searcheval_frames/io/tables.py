@@ -41,7 +41,8 @@ def _read_table(path: Path, fmt: str) -> tuple[pl.DataFrame, int | pl.Series, st
 
         _check_file(path)
         try:
-            table = pq.read_table(path)
+            # (ParquetFile, not read_table: that imports pyarrow.dataset and pandas, 0.3 s)
+            table = pq.ParquetFile(path).read()
             table.validate(full=True)
             df = pl.from_arrow(table)
         except (Exception, pl.exceptions.PanicException) as exc:
@@ -130,11 +131,9 @@ def _table_lines(path: Path, line_nos: list[int]) -> dict[int, str]:
     return out
 
 
-def _table_canonical(df: pl.DataFrame, path: Path, first_line: int | pl.Series, label: str,
-                     fmt: str, kind: str, columns: Mapping[str, str] | None,
-                     subtopics: bool = False) -> pl.DataFrame:
-    if df.height == 0:
-        raise EmptyInputError(f"{path}: the file has no rows")
+def _found_columns(df: pl.DataFrame, path: Path, fmt: str, kind: str,
+                   columns: Mapping[str, str] | None, subtopics: bool = False) -> dict[str, str]:
+    """Canonical name -> the table's column (by ``columns=`` or the known aliases)."""
     wanted = ("query_id", "doc_id") + (("relevance",) if kind == "qrels" else ())
     optional = ("score", "rank", "run") if kind == "run" else ("subtopic",) if subtopics else ()
     found: dict[str, str] = {}
@@ -154,6 +153,15 @@ def _table_canonical(df: pl.DataFrame, path: Path, first_line: int | pl.Series, 
             f"{', '.join(frames.ALIASES[missing[0]])}. Rename the column or pass "
             f"columns={{{missing[0]!r}: 'your_column'}}"
         )
+    return found
+
+
+def _table_canonical(df: pl.DataFrame, path: Path, first_line: int | pl.Series, label: str,
+                     fmt: str, kind: str, columns: Mapping[str, str] | None,
+                     subtopics: bool = False) -> pl.DataFrame:
+    if df.height == 0:
+        raise EmptyInputError(f"{path}: the file has no rows")
+    found = _found_columns(df, path, fmt, kind, columns, subtopics)
     # typed columns (Parquet, JSON numbers) stay typed: a float score or an integer label
     # needs no detour through text; text columns are parsed as in a CSV
     typed = {c for c in ("score", "rank", "relevance") if c in found and (
