@@ -7,6 +7,7 @@ reader of :mod:`.trec`, which reports the malformed lines.
 from __future__ import annotations
 
 import re
+from concurrent.futures import ThreadPoolExecutor
 from pathlib import Path
 
 import numpy as np
@@ -89,28 +90,60 @@ def _polars_trec_run(
     is not built at all: one boolean per line, computed while parsing, says that
     the line has that tag, a finite score and no comment mark; the file is read
     in batches and each batch is checked while polars parses the next one (see
-    :func:`_stream_checked_run`). Only when some line is not like that, the file
-    is parsed again with its tags (several runs in one file, or the exact reader).
+    :func:`_stream_checked_run`). Whether the file holds any whitespace but single
+    spaces (:func:`_only_spaces`, one pass over its bytes) is found in a second
+    thread meanwhile; only when it does, the batches are read again with every id
+    checked for whitespace. Only when some line is not like that, the file is
+    parsed again with its tags (several runs in one file, or the exact reader).
     """
     schema = {n: pl.String for n in _RUN_NAMES} | {"rank": pl.Int64, "score": pl.Float64}
     cols = ["query_id", "doc_id", *(["rank"] if rank else []), "score"]
     tag0 = _first_tag(head) if sep == " " else None
-    plain = sep == " " and _only_spaces(path)
+    judged = (mark.select(_PAIR_HASH).to_series().unique().implode()
+              if mark is not None else None)
     try:
         lf = pl.scan_csv(path, separator=sep, has_header=False, schema=schema, quote_char=None)
+        plain = None
         if tag0 is not None and hasattr(lf, "collect_batches"):
-            ok = ((pl.col("tag") == tag0) & ~pl.col("query_id").str.starts_with("#")
-                  & pl.col("score").is_finite())
-            check = [ok.fill_null(False).alias("_ok")]
-            if not plain:  # ids with other whitespace: the exact reader splits them
-                check = [(ok & ~_SPACE_IN_IDS).fill_null(False).alias("_ok"),
-                         _SPACE_IN_IDS.fill_null(False).alias("_ws")]
-            done = _stream_checked_run(lf.select(*cols, *check), cols, tag0, mark)
+            with ThreadPoolExecutor(1) as pool:
+                spaces = pool.submit(_only_spaces, path)  # (while polars parses)
+                try:
+                    done = _stream_checked_run(_checked(lf, cols, tag0, True, judged), cols,
+                                               tag0)
+                    failed = None
+                except _NotClean as exc:
+                    done, failed = None, exc
+                plain = spaces.result()
+            if not plain:  # ids may hold other whitespace: check each of them
+                done = _stream_checked_run(_checked(lf, cols, tag0, False, judged), cols, tag0)
+            elif failed is not None:
+                raise failed
             if done is not None:
                 return done[0], True, done[1]
+        if plain is None:
+            plain = sep == " " and _only_spaces(path)
         return lf.select(*cols, "tag", *([] if plain else ["iter"])).collect(), False, None
     except (pl.exceptions.PolarsError, OSError, UnicodeDecodeError, _NotClean):
         return None
+
+
+def _checked(
+    lf: pl.LazyFrame, cols: list[str], tag0: str, plain: bool, judged: pl.Series | None
+) -> pl.LazyFrame:
+    """The parsed columns with the per-line checks, computed while parsing: ``_ok`` (tag,
+    no comment, finite score; no whitespace in an id unless ``plain``), ``_ws`` (an id holds
+    whitespace), ``_h`` (hash of the (query, doc) pair) and ``_m`` (the pair may be judged).
+    """
+    ok = ((pl.col("tag") == tag0) & ~pl.col("query_id").str.starts_with("#")
+          & pl.col("score").is_finite())
+    check = [ok.fill_null(False).alias("_ok")]
+    if not plain:  # ids with other whitespace: the exact reader splits them
+        check = [(ok & ~_SPACE_IN_IDS).fill_null(False).alias("_ok"),
+                 _SPACE_IN_IDS.fill_null(False).alias("_ws")]
+    out = lf.select(*cols, *check, _PAIR_HASH.alias("_h"))
+    if judged is not None:
+        out = out.with_columns(pl.col("_h").is_in(judged).alias("_m"))
+    return out
 
 
 _BATCH_ROWS = 1 << 20
@@ -134,6 +167,8 @@ def _only_spaces(path: Path) -> bool:
     except OSError:
         return False
     return True
+
+
 _PAIR_HASH = pl.col("query_id").hash(1) ^ pl.col("doc_id").hash(2)  # of a (query, doc)
 
 
@@ -143,16 +178,16 @@ class _NotClean(Exception):
 
 
 def _stream_checked_run(
-    lf: pl.LazyFrame, cols: list[str], tag0: str, mark: pl.DataFrame | None
+    lf: pl.LazyFrame, cols: list[str], tag0: str
 ) -> tuple[pl.DataFrame, frames.Blocks | None] | None:
     """Read a one-tag run in batches, checking each while polars parses the next.
 
     Per batch: the line check (``_ok``), the query blocks (run-length encoding of
     the query ids, merged across batch edges), the duplicate check (hashes of
     (query, doc) sorted block-aligned segment by segment: a document can only
-    repeat inside its query's block) and, with ``mark`` (``query_id, doc_id``
-    pairs), the rows whose pair may be one of them: their 64-bit pair hash is one
-    of the marked pairs' hashes (the caller joins on the ids, so a collision only
+    repeat inside its query's block) and, when ``lf`` has the ``_m`` column (see
+    :func:`_checked`), the rows whose pair may be judged: their 64-bit pair hash is
+    one of the judged pairs' hashes (the caller joins on the ids, so a collision only
     adds a row it drops). None when a line has another tag (the caller reads the tags);
     raises :class:`_NotClean` for a comment, a bad score, a missing field or a hash
     that repeats (the exact reader then reports the lines). When a query's lines
@@ -166,8 +201,7 @@ def _stream_checked_run(
     carry = np.zeros(0, np.uint64)
     offset = 0
     last_score = None
-    judged = (mark.select(_PAIR_HASH).to_series().unique().implode()
-              if mark is not None else None)
+    judged = "_m" in lf.collect_schema()
     try:  # (collect_batches is recent in polars and marked unstable)
         batches = lf.collect_batches(chunk_size=_BATCH_ROWS, maintain_order=True)
     except TypeError:
@@ -187,11 +221,13 @@ def _stream_checked_run(
                 # spaces between fields: the exact reader
                 raise _NotClean
             return None  # another run tag: read the tags
-        b = b.drop("_ok", "_ws", strict=False)
+        h = b.get_column("_h").to_numpy()
+        if judged:
+            marked.append(b.get_column("_m").arg_true().to_numpy().astype(np.int64) + offset)
+        b = b.drop("_ok", "_ws", "_h", "_m", strict=False)
         runs = b.select(pl.col("query_id").rle()).to_series()
         bl = runs.struct.field("len").to_numpy().astype(np.int64)
         bv = runs.struct.field("value")
-        h = b.select(_PAIR_HASH).to_series().to_numpy()
         score = b.get_column("score")
         ups.append(frames.score_increases(score, last_score) + offset)
         last_score = score[-1]
@@ -222,9 +258,6 @@ def _stream_checked_run(
         if bl.size:
             lens.append(bl.copy())
             vals.append(bv)
-        if judged is not None:
-            hit = np.flatnonzero(pl.Series(h).is_in(judged).to_numpy())
-            marked.append(hit.astype(np.int64) + offset)
         parts.append(b)
         offset += n
     if not parts:
@@ -242,7 +275,7 @@ def _stream_checked_run(
         if frames.has_repeats(frames.key_hash(df, ["query_id", "doc_id"])):
             raise _NotClean
         return df, None
-    mk = np.concatenate(marked) if judged is not None else None
+    mk = np.concatenate(marked) if judged else None
     up = np.concatenate(ups)
     return df, frames.Blocks(starts, starts + lengths, keys, mk,
                              bool(np.isin(up, starts).all()))
