@@ -471,3 +471,25 @@ def test_summarize_per_query_equals_the_aggregate():
         pq = sef.evaluate(runs, DATA / "example" / "qrels.txt", ms, per_query=True)
         agg = sef.evaluate(runs, DATA / "example" / "qrels.txt", ms)
     assert summarize(pq).equals(agg)
+
+
+def test_hits_is_ranx_count_and_hit_rate_is_success():
+    """ranx's two "hit" names: hits@k counts relevant documents in the top k (P@k times k,
+    averaged over queries); hit@k / hit_rate@k is Success@k."""
+    rng = np.random.default_rng(11)
+    run = pl.DataFrame({"query_id": np.repeat(["q1", "q2", "q3"], 8).tolist(),
+                        "doc_id": [f"d{i}" for i in range(8)] * 3,
+                        "score": rng.integers(0, 4, 24).astype(float)})
+    qrels = pl.DataFrame({"query_id": np.repeat(["q1", "q2", "q3"], 5).tolist(),
+                          "doc_id": [f"d{i}" for i in (0, 2, 4, 6, 9)] * 3,
+                          "relevance": rng.integers(-1, 3, 15)})
+    res = sef.evaluate(run, qrels, ["hits@5", "hit@5", "hit_rate@5", "P@5", "Success@5"],
+                       per_query=True, names="as_given")
+    wide = res.pivot(on="measure", index="query_id", values="value")
+    assert wide["hits@5"].to_list() == (wide["P@5"] * 5).to_list()
+    assert wide["hit@5"].to_list() == wide["Success@5"].to_list() == wide[
+        "hit_rate@5"].to_list()
+    assert (wide["hits@5"] > 1).any()  # (a count, not a 0/1 success)
+    mean = sef.evaluate(run, qrels, ["hits@5", "P@5"])
+    assert mean["measure"].to_list() == ["Hits@5", "P@5"]
+    assert mean["value"][0] == pytest.approx(5 * mean["value"][1])

@@ -10,7 +10,7 @@
 * alpha-nDCG ir_measures' alpha_nDCG provider, pyndeval (ndeval.c);
 * Compat     ir_measures' Compat (its own Python code);
 * ranx names (ndcg@k, ndcg_burges@k, map@k, mrr, precision@k, recall@k, hit_rate@k,
-             r-precision) against ranx itself.
+             r-precision, hits@k) against ranx itself.
 
 Tie handling: gdeval and trec_eval both order by score, then doc id descending, and cwl_eval
 keeps the order it is given (a stable sort by score), so those get runs with ties, fed in
@@ -388,7 +388,7 @@ def nested(df: pl.DataFrame) -> dict:
 
 
 RANX_NAMES = ["ndcg@10", "ndcg_burges@10", "map@100", "map", "mrr", "mrr@10", "precision@10",
-              "recall@100", "hit_rate@5", "r-precision"]
+              "recall@100", "hit_rate@5", "r-precision", "hits@10", "hits"]
 
 
 @pytest.mark.shared

@@ -1,4 +1,5 @@
-"""Counts and judgment coverage: NumQ, NumRet, NumRel, NumRelRet, Judged@k, Unjudged@k."""
+"""Counts and judgment coverage: NumQ, NumRet, NumRel, NumRelRet, Hits@k, Judged@k,
+Unjudged@k."""
 
 from __future__ import annotations
 
@@ -59,6 +60,27 @@ class NumRelRet(Family):
 
     def agg(self, m: Measure, ctx: Context, col: str) -> list[pl.Expr]:
         return [ctx.is_rel(m).sum().alias(col)]
+
+    def value(self, m: Measure, ctx: Context, col: str) -> pl.Expr:
+        return pl.col(col).cast(pl.Float64)
+
+
+@register
+class Hits(Family):
+    name = "Hits"
+    aliases = ("hits",)
+    cutoff = "int"
+    params = {"rel": int}
+    summary = ("Number of relevant documents in the top k (ranx's hits@k), averaged over "
+               "queries; the whole list without @k.")
+    formula = "Hits@k = |relevant ∩ top-k|  (= P@k · k)"
+    example = "Hits@10"
+
+    def agg(self, m: Measure, ctx: Context, col: str) -> list[pl.Expr]:
+        cond = ctx.is_rel(m)
+        if m.cutoff is not None:
+            cond = cond & (pl.col("rank") <= m.cutoff)
+        return [cond.sum().alias(col)]
 
     def value(self, m: Measure, ctx: Context, col: str) -> pl.Expr:
         return pl.col(col).cast(pl.Float64)

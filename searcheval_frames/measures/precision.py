@@ -65,7 +65,7 @@ class Recall(Family):
 @register
 class Success(Family):
     name = "Success"
-    aliases = ("success", "hit", "hits", "hitrate", "hit_rate")
+    aliases = ("success", "hit", "hitrate", "hit_rate")  # (ranx's "hits" is Hits)
     trec = "success"
     cutoff = "int"
     cutoff_required = True
