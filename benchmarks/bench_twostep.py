@@ -48,8 +48,8 @@ from run_bench import (  # noqa: E402
 
 WORK = HERE / "_work"
 SIZES = {"2M": WORK / "2m", "7M": WORK / "7m"}
-TOOLS = ["sef-path", "sef-twostep", "pytrec_eval", "ranx", "sef-path-pq", "sef-twostep-pq",
-         "sef-polars-pq", "pytrec_eval-pq"]
+TOOLS = ["sef-path", "sef-twostep", "pytrec_eval", "ranx", "floor-csv", "sef-path-pq",
+         "sef-twostep-pq", "sef-polars-pq", "pytrec_eval-pq", "floor-pq"]
 
 
 def _rss_mb() -> float:
@@ -68,7 +68,7 @@ def _load() -> str:
 def worker(tool: str, folder: Path) -> dict:
     run_trec, qrels_trec = folder / "run.trec", folder / "qrels.trec"
     run_pq, qrels_pq = folder / "run.parquet", folder / "qrels.parquet"
-    if tool.startswith("sef"):
+    if tool.startswith(("sef", "floor")):
         import polars as pl
 
         import searcheval_frames as sef
@@ -112,6 +112,14 @@ def worker(tool: str, folder: Path) -> dict:
             qrels.setdefault(q, {})[d] = r
         ev = pytrec_eval.RelevanceEvaluator(qrels, set(PYTREC_MEASURES))
         means = _pytrec_means(ev.evaluate(run))
+    elif tool == "floor-csv":  # only polars' parse of the three columns evaluate needs
+        schema = {"query_id": pl.String, "q0": pl.String, "doc_id": pl.String,
+                  "rank": pl.Int64, "score": pl.Float64, "tag": pl.String}
+        df = pl.scan_csv(run_trec, separator=" ", has_header=False, schema=schema,
+                         quote_char=None).select("query_id", "doc_id", "score").collect()
+        means = {"rows": df.height}
+    elif tool == "floor-pq":  # only polars' read of the Parquet run
+        means = {"rows": pl.read_parquet(run_pq).height}
     elif tool == "ranx":
         qrels = ranx.Qrels.from_file(str(qrels_trec), kind="trec")
         run = ranx.Run.from_file(str(run_trec), kind="trec")
@@ -209,13 +217,25 @@ def report(results: dict, sizes: list[str], tools: list[str], a: argparse.Namesp
                 continue
             ref_pt = med.get((s, "pytrec_eval-pq" if tool.endswith("-pq") else "pytrec_eval"))
             ref_rx = med.get((s, "ranx"))
-            x_pt = f"{ref_pt / med[k]:.1f}x" if ref_pt and tool.startswith("sef") else "–"
-            x_rx = (f"{ref_rx / med[k]:.1f}x" if ref_rx and tool.startswith("sef")
+            ours = tool.startswith(("sef", "floor"))
+            x_pt = f"{ref_pt / med[k]:.1f}x" if ref_pt and ours else "–"
+            x_rx = (f"{ref_rx / med[k]:.1f}x" if ref_rx and ours
                     and not tool.endswith("-pq") else "–")
             ref_cpu = cpu.get((s, "pytrec_eval-pq" if tool.endswith("-pq") else "pytrec_eval"))
-            x_cpu = f"{ref_cpu / cpu[k]:.1f}x" if ref_cpu and tool.startswith("sef") else "–"
+            x_cpu = f"{ref_cpu / cpu[k]:.1f}x" if ref_cpu and ours else "–"
             lines.append(f"| {s} | {tool} | {med[k]:.2f} | {cpu[k]:.2f} | {rss[k]:.0f} | "
                          f"{x_pt} | {x_rx} | {x_cpu} |")
+    lines += ["", "*floor-csv* is polars' parse of the three columns evaluate needs (query, "
+              "document, score) and nothing else: no check, no evaluation; *floor-pq* is "
+              "`pl.read_parquet` of the run. They bound what any polars-based reader can "
+              "reach here:", ""]
+    for s in sizes:
+        for floor, ref in (("floor-csv", "pytrec_eval"), ("floor-pq", "pytrec_eval-pq")):
+            if (s, floor) in med and (s, ref) in med:
+                lines.append(f"- {s}: {floor} {med[(s, floor)]:.2f} s = "
+                             f"{med[(s, ref)] / med[(s, floor)]:.1f}x {ref}"
+                             + (f", {med[(s, 'ranx')] / med[(s, floor)]:.1f}x ranx"
+                                if floor == "floor-csv" and (s, "ranx") in med else ""))
     lines += ["", "Two steps / one call (median seconds; goal <= 1.10):", ""]
     for s in sizes:
         for suffix, label in (("", "TREC file"), ("-pq", "Parquet")):
