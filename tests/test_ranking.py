@@ -56,9 +56,35 @@ def test_presorted_equals_count_and_sort(data, compat, depth, judged_only):
     run, qrels = data
     assert ranking._rank_presorted(run, qrels, compat) is not None  # the fast path is taken
     kw = dict(compat=compat, depth=depth, judged_only=judged_only)
-    pre = ranking.rank_judged(run, qrels, strategy="presorted", **kw)
-    _same(pre, ranking.rank_judged(run, qrels, strategy="count", **kw))
-    _same(pre, ranking.rank_judged(run, qrels, strategy="sort", **kw))
+    counted = ranking.rank_judged(run, qrels, strategy="count", **kw)
+    _same(counted, ranking.rank_judged(run, qrels, strategy="sort", **kw))
+    # tie groups by binary search (few judged rows) and by the linear pass (many)
+    default = ranking.LINEAR_SHARE
+    try:
+        for share in (10**9, 0):
+            ranking.LINEAR_SHARE = share
+            _same(ranking.rank_judged(run, qrels, strategy="presorted", **kw), counted)
+    finally:
+        ranking.LINEAR_SHARE = default
+
+
+def test_presorted_with_many_and_few_labels_and_a_prefilter():
+    """A run with 10,000 rows: the label pre-filter (few labels) and the plain join (many
+    labels), with long tie groups, give the ranks of the count strategy."""
+    rng = np.random.default_rng(5)
+    n_q, depth = 50, 200
+    run = pl.DataFrame({
+        "run": "r", "query_id": np.repeat([f"q{i}" for i in range(n_q)], depth),
+        "doc_id": [f"d{j}" for j in rng.permuted(np.tile(np.arange(depth), (n_q, 1)),
+                                                  axis=1).ravel()],
+        "score": np.sort(rng.integers(0, 15, (n_q, depth)), axis=1)[:, ::-1].ravel() * 1.0,
+    })
+    for n_labels in (300, 3_000):
+        qrels = run.sample(n_labels, seed=n_labels).select(
+            "query_id", "doc_id", relevance=pl.lit(1, pl.Int64))
+        got = ranking.rank_judged(run, qrels, strategy="presorted")
+        assert got.judged.height == n_labels
+        _same(got, ranking.rank_judged(run, qrels, strategy="count"))
 
 
 @settings(max_examples=60, deadline=None)

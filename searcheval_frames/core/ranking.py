@@ -128,6 +128,26 @@ def _rank_joined(
     return judged, counts.select(*KEYS, pl.col("n").alias("num_ret"))
 
 
+#: The linear tie-group pass replaces the binary search when at least one row in
+#: ``LINEAR_SHARE`` is judged (the two give the same groups; tests force each).
+LINEAR_SHARE = 32
+
+
+def _tie_groups(
+    scores: np.ndarray, starts: np.ndarray, p: np.ndarray
+) -> tuple[np.ndarray, np.ndarray]:
+    """``[lo, hi)``: the rows of the tie group (equal scores inside one block) of each row
+    in ``p``, from one pass over the frame's scores (in block order, non-increasing)."""
+    n = scores.size
+    brk = np.ones(n, dtype=bool)
+    brk[1:] = scores[1:] != scores[:-1]
+    brk[starts] = True
+    group_starts = np.flatnonzero(brk)
+    gid = np.cumsum(brk[: int(p.max()) + 1] if p.size else brk) - 1
+    g = gid[p]
+    return group_starts[g], np.append(group_starts[1:], n)[g]
+
+
 def _first_true(
     lo: np.ndarray, hi: np.ndarray, test: Callable[[np.ndarray, np.ndarray], np.ndarray]
 ) -> np.ndarray:
@@ -173,24 +193,29 @@ def _rank_presorted(
         out = score.gather(rows).to_numpy()
         return out.astype(np.float32).astype(np.float64) if compat == "trec_eval-9" else out
 
+    ids = run.select(*KEYS, "doc_id")
     if blocks.marked is not None:  # found by the reader (rows of the qrels' documents)
         cand = pl.Series("_p", blocks.marked, dtype=pl.Int64)
-    else:
+        hits = ids[cand].with_columns(cand)
+    elif qrels.height * 8 >= run.height:  # many labels: a pre-filter would cost more
+        hits = ids.with_row_index("_p").with_columns(pl.col("_p").cast(pl.Int64))
+    else:  # cheap single-column pre-filter before the two-key join
         judged_docs = qrels.get_column("doc_id").unique().implode()
         cand = run.select(
             pl.arg_where(pl.col("doc_id").is_in(judged_docs)).cast(pl.Int64).alias("_p")
         ).to_series()
-    hits = (
-        run.select(*KEYS, "doc_id")[cand]
-        .with_columns(cand)
-        .join(qrels, on=["query_id", "doc_id"], how="inner")
-    )
+        hits = ids[cand].with_columns(cand)
+    hits = hits.join(qrels, on=["query_id", "doc_id"], how="inner")
     p = hits.get_column("_p").to_numpy()
     blk = np.searchsorted(starts, p, side="right") - 1
-    a, b, sp = starts[blk], ends[blk], s(p)
+    a = starts[blk]
     # tie group [lo, hi) of each judged document
-    lo = _first_true(a, p, lambda m, i: s(m) <= sp[i])
-    hi = _first_true(p + 1, b, lambda m, i: s(m) < sp[i])
+    if p.size * LINEAR_SHARE >= run.height:  # many: one pass over all scores
+        lo, hi = _tie_groups(s(np.arange(run.height)), starts, p)
+    else:  # few: binary search in their blocks
+        b, sp = ends[blk], s(p)
+        lo = _first_true(a, p, lambda m, i: s(m) <= sp[i])
+        hi = _first_true(p + 1, b, lambda m, i: s(m) < sp[i])
     above = lo - a
     tied = np.flatnonzero(hi - lo > 1)
     if tied.size:
@@ -207,13 +232,33 @@ def _rank_presorted(
             .agg((pl.col("_d") > pl.col("_mine")).sum().alias("_n"))
         )
         np.add.at(above, extra.get_column("_h").to_numpy(), extra.get_column("_n").to_numpy())
+    # sorted by run, query and rank as rank_judged promises: by integers (the blocks' places
+    # in (run, query) order, then rank) instead of by the id strings
+    place = np.empty(blocks.starts.size, np.int64)
+    place[blocks.keys.with_row_index("_b").sort(KEYS).get_column("_b").to_numpy()] = (
+        np.arange(blocks.starts.size))
+    order = np.lexsort((above, place[blk]))
     judged = hits.select(
         *KEYS, "doc_id", "relevance", pl.Series("rank", above + 1, dtype=pl.Int64)
-    )
+    )[order]
     num_ret = blocks.keys.select(
         *KEYS, pl.Series("num_ret", blocks.lengths, dtype=pl.Int64)
     )
     return judged, num_ret
+
+
+def _laid_out(run: pl.DataFrame, blocks: Blocks | None) -> tuple[pl.DataFrame, Blocks | None]:
+    """A copy of ``run`` with each (run, query) together and best score first (ties in any
+    order), and its blocks. Contiguous queries are sorted by (block, score) integers and
+    floats only; otherwise by the id strings."""
+    blocks = blocks or query_blocks(run)
+    if blocks is None:
+        laid = run.sort(["run", "query_id", "score"], descending=[False, False, True])
+        return laid, query_blocks(laid)
+    block = np.repeat(np.arange(blocks.starts.size), blocks.lengths)
+    laid = (run.with_columns(pl.Series("_b", block)).sort(["_b", "score"], descending=[False, True])
+            .drop("_b"))
+    return laid, Blocks(blocks.starts, blocks.ends, blocks.keys, sorted_scores=True)
 
 
 def rank_judged(
@@ -261,14 +306,20 @@ def rank_judged(
     found = None
     if strategy in ("auto", "presorted"):
         found = _rank_presorted(run, qrels, compat, blocks)
-    if found is not None:
+        if found is None and strategy == "auto" and qrels.height * 8 >= run.height:
+            # many labels (every row judged, say): sorting each query's rows by score
+            # and ranking the sorted copy beats counting or sorting by four keys
+            laid, laid_blocks = _laid_out(run, blocks)
+            found = _rank_presorted(laid, qrels, compat, laid_blocks)
+    if found is not None:  # (already in order)
         judged, num_ret = found[0].lazy(), found[1]
     else:
         judged, num_ret = _rank_joined(run, qrels, compat, strategy)
+        judged = judged.sort([*KEYS, "rank"])
     if depth is not None:
         judged = judged.filter(pl.col("rank") <= depth)
         num_ret = num_ret.with_columns(pl.min_horizontal("num_ret", pl.lit(depth)).alias("num_ret"))
-    judged_df = judged.sort([*KEYS, "rank"]).collect()
+    judged_df = judged.collect()
     if judged_only:
         judged_df = judged_df.filter(pl.col("relevance") >= 0).with_columns(
             pl.int_range(1, pl.len() + 1, dtype=pl.Int64).over(KEYS).alias("rank")
