@@ -204,3 +204,30 @@ def test_has_repeats_with_blocks(n_blocks, dup_at, seed):
     h = key_hash(df, ["query_id", "doc_id"])
     assert has_repeats(h, blocks) == (dup_at is not None)
     assert has_repeats(h) == (dup_at is not None)
+
+
+def _ranked_by_sorting(run: pl.DataFrame, depth: int | None) -> pl.DataFrame:
+    """The definition: sort by (run, query, score desc, doc_id desc) and number the rows."""
+    out = run.sort(["run", "query_id", "score", "doc_id"],
+                   descending=[False, False, True, True]).with_columns(
+        pl.int_range(1, pl.len() + 1, dtype=pl.Int64).over(["run", "query_id"]).alias("rank"))
+    return out if depth is None else out.filter(pl.col("rank") <= depth)
+
+
+@settings(max_examples=150, deadline=None)
+@given(data=laid_out_runs(), seed=st.integers(0, 10_000),
+       layout=st.sampled_from(["as drawn", "shuffled in blocks", "shuffled"]),
+       depth=st.sampled_from([None, 1, 2, 5]))
+def test_ranked_rows_is_sorting_and_numbering(data, seed, layout, depth):
+    """Presorted, unsorted within queries, or interleaved: the ranks (ties by doc_id
+    descending) and the row order are those of the four-key sort."""
+    run, _ = data
+    if layout == "shuffled":
+        run = run.sample(fraction=1.0, shuffle=True, seed=seed)
+    elif layout == "shuffled in blocks":
+        rng = np.random.default_rng(seed)
+        run = run.with_columns(pl.Series("_r", rng.random(run.height))).sort(
+            "run", "query_id", "_r", maintain_order=True).drop("_r")
+    run = run.with_columns(pl.lit(7, pl.Int64).alias("rank"))  # (replaced)
+    got = ranking.ranked_rows(run, depth)
+    assert got.equals(_ranked_by_sorting(run.drop("rank"), depth))

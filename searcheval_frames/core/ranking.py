@@ -46,7 +46,7 @@ import polars as pl
 
 from ..frames import Blocks, query_blocks, score_increases
 
-__all__ = ["RankedJudged", "rank_judged"]
+__all__ = ["RankedJudged", "rank_judged", "ranked_rows"]
 
 KEYS = ["run", "query_id"]
 Strategy = Literal["auto", "sort", "count", "presorted"]
@@ -329,3 +329,63 @@ def rank_judged(
             *KEYS, pl.col("_k").fill_null(0).alias("num_ret")
         )
     return RankedJudged(judged_df, num_ret)
+
+
+def ranked_rows(run: pl.DataFrame, depth: int | None = None) -> pl.DataFrame:
+    """Every row of a canonical run with its ``rank`` in trec_eval's order, sorted by
+    run, query and rank (only ranks up to ``depth`` when given).
+
+    Equal to sorting by (run, query, score desc, doc_id desc) and numbering, without the
+    four-key string sort: rows are laid out by (block, score) (nothing moves when the run
+    is already so), every tie group is found in one pass over the scores, only tied rows
+    are ordered by ``doc_id``, and the ``depth`` cut comes before the final reordering.
+    Any input ``rank`` column is replaced.
+
+    Examples
+    --------
+    >>> run = pl.DataFrame({"run": "r", "query_id": "q", "doc_id": ["a", "b", "c"],
+    ...                     "score": [1.0, 2.0, 1.0]})
+    >>> ranked_rows(run).select("doc_id", "rank").rows()   # b, then c before a (tie)
+    [('b', 1), ('c', 2), ('a', 3)]
+    """
+    run = run.drop("rank", strict=False)
+    blocks = query_blocks(run)
+    if blocks is None or run.height == 0:  # a query split over the frame: by the strings
+        out = run.sort(["run", "query_id", "score", "doc_id"],
+                       descending=[False, False, True, True]).with_columns(
+            pl.int_range(1, pl.len() + 1, dtype=pl.Int64).over(KEYS).alias("rank"))
+        return out if depth is None else out.filter(pl.col("rank") <= depth)
+    n, starts = run.height, blocks.starts
+    block = np.repeat(np.arange(starts.size), blocks.lengths)
+    score = run.get_column("score").to_numpy()
+    perm = None  # laid-out row -> row of run (None: the run is laid out already)
+    if not np.isin(score_increases(run.get_column("score")), starts).all():
+        perm = pl.DataFrame({"_b": block, "_s": score}).select(
+            pl.arg_sort_by(["_b", "_s"], descending=[False, True])).to_series().to_numpy()
+        score = score[perm]
+    # in the laid-out rows: a tie group starts where the score changes or a block starts
+    idx = np.arange(n)
+    brk = np.ones(n, dtype=bool)
+    brk[1:] = score[1:] != score[:-1]
+    brk[starts] = True
+    row_start = starts[block]
+    rank = idx - row_start + 1
+    tied = np.flatnonzero(~(brk & np.append(brk[1:], True)))  # rows of groups of two or more
+    if tied.size:  # within a tie group: doc_id descending (byte order)
+        lo = np.maximum.accumulate(np.where(brk, idx, 0))[tied]
+        docs = run.get_column("doc_id").gather(tied if perm is None else perm[tied])
+        nth = pl.DataFrame({"_g": lo, "_d": docs}).select(
+            pl.col("_d").rank("ordinal", descending=True).over("_g")).to_series().to_numpy()
+        rank[tied] = lo - row_start[tied] + nth.astype(np.int64)
+    # rows in rank order within each block (ranks are a permutation of the block's places),
+    # blocks in (run, query) order
+    by_rank = np.empty(n, np.int64)
+    by_rank[row_start + rank - 1] = idx
+    place = blocks.keys.with_row_index("_b").sort(KEYS).get_column("_b").to_numpy()
+    lengths = blocks.lengths[place]
+    if depth is not None:
+        lengths = np.minimum(lengths, depth)
+    first = np.repeat(starts[place] - np.cumsum(lengths) + lengths, lengths)
+    order = by_rank[first + np.arange(first.size)]
+    rows = order if perm is None else perm[order]
+    return run[rows].with_columns(pl.Series("rank", rank[order], dtype=pl.Int64))

@@ -22,6 +22,7 @@ from typing import Any, Literal
 
 import polars as pl
 
+from ..core.ranking import ranked_rows
 from ..errors import InvalidOptionError, format_rows
 from ..frames import input_kind, qrels_frame, run_frame, to_native
 from ..options import (
@@ -46,22 +47,14 @@ def _check_depth(depth: Any, arg: str = "depth", func: str = "pool") -> int:
                      what="how many top documents per query to look at", example=f"{arg}=20")
 
 
-def ranked(run: pl.DataFrame) -> pl.DataFrame:
+def ranked(run: pl.DataFrame, depth: int | None = None) -> pl.DataFrame:
     """Canonical run frame with ``rank`` (1-based) recomputed in trec_eval order.
 
     Any input ``rank`` column is replaced: within (run, query) documents are ordered
-    by score descending, ties by doc_id descending.
+    by score descending, ties by doc_id descending; only ranks up to ``depth`` when
+    given (:func:`searcheval_frames.core.ranking.ranked_rows`).
     """
-    return (
-        run.drop("rank", strict=False)
-        .sort(
-            ["run", "query_id", "score", "doc_id"],
-            descending=[False, False, True, True],
-        )
-        .with_columns(
-            (pl.int_range(pl.len(), dtype=pl.Int64).over(["run", "query_id"]) + 1).alias("rank")
-        )
-    )
+    return ranked_rows(run, depth)
 
 
 def _judged_keys(qrels: Any, qrels_columns: Mapping[str, str] | None) -> pl.DataFrame:
@@ -144,7 +137,7 @@ def pool(
     check_float("pool", "rbp_p", rbp_p, minimum=0.0, maximum=1.0, open_min=True,
                 open_max=True, what="RBP persistence", example="rbp_p=0.8")
     kind = input_kind(runs)
-    top = ranked(run_frame(runs, columns=columns, arg="runs")).filter(pl.col("rank") <= depth)
+    top = ranked(run_frame(runs, columns=columns, arg="runs"), depth)
     if qrels is not None:
         q = _judged_keys(qrels, qrels_columns)
         top = top.join(q.select("query_id", "doc_id"), on=["query_id", "doc_id"], how="anti")
@@ -187,9 +180,7 @@ def _top_with_judged(
     columns: Mapping[str, str] | None,
     qrels_columns: Mapping[str, str] | None,
 ) -> tuple[pl.DataFrame, pl.DataFrame]:
-    top = ranked(run_frame(runs, columns=columns, arg="runs"))
-    if depth is not None:
-        top = top.filter(pl.col("rank") <= depth)
+    top = ranked(run_frame(runs, columns=columns, arg="runs"), depth)
     q = _judged_keys(qrels, qrels_columns)
     return _with_judged(top, q), q
 
