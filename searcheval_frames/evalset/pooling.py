@@ -24,7 +24,7 @@ import polars as pl
 
 from ..core.ranking import ranked_rows
 from ..errors import InvalidOptionError, format_rows
-from ..frames import input_kind, qrels_frame, run_frame, to_native
+from ..frames import input_kind, mark_checked, qrels_frame, run_frame, to_native
 from ..options import (
     check_bool,
     check_choice,
@@ -437,7 +437,8 @@ def metric_bounds(
         # own evaluate; here it would repeat for every scenario.
         warnings.simplefilter("ignore", UserWarning)
         for (name,), part in all_ranked.group_by(["run"], maintain_order=True):
-            part = part.drop("rank")
+            # (rows of a run checked by run_frame above: evaluate need not check them again)
+            part = mark_checked(part.drop("rank"))
             lows.append(pl.DataFrame(evaluate(part, q, parsed, **kwargs)))
             run_gaps = gaps.filter(pl.col("run") == name)
             for d, ms in by_depth.items():
