@@ -14,10 +14,22 @@ import warnings
 
 import polars as pl
 import pytest
+from subtopic_data import (
+    DIV_MEASURES,
+    HAND_ALPHA_NDCG_3,
+    HAND_RUN,
+    HAND_SUB,
+    make_subtopic_qrels,
+)
 from test_scale import MEASURES, example, make_run
 
 import searcheval_frames as sef
-from searcheval_frames.errors import DuplicateRowsError, InvalidOptionError, InvalidScoreError
+from searcheval_frames.errors import (
+    DuplicateRowsError,
+    InvalidOptionError,
+    InvalidScoreError,
+    MissingColumnError,
+)
 
 if not os.environ.get("SEF_REQUIRE_SPARK"):
     if shutil.which("java") is None:
@@ -139,3 +151,61 @@ def test_options_are_checked_first(spark, bad):
         with pytest.raises(InvalidOptionError, match="partitions"):
             sef.spark.evaluate(spark.createDataFrame(run.to_pandas()),
                                spark.createDataFrame(qrels.to_pandas()), "P@10", **bad)
+
+
+# ----------------------------------------------------------------------------- alpha-nDCG
+@pytest.mark.parametrize(("options", "subtopic", "parts"), [
+    ({"missing": "zero"}, "subtopic", 3),
+    ({"missing": "skip", "depth": 7, "compat": "trec_eval-9", "judged_only": True,
+      "relevance_level": 2, "names": "as_given"}, "facet", 48),
+])
+def test_alpha_ndcg_every_value_as_in_memory(spark, options, subtopic, parts):
+    # 48 groups for about 45 queries: most hold one query (a value must not depend on the
+    # other queries of its frame)
+    run, _ = make_run(31, n_q=30, runs=("a", "b"), int_ids=True)
+    sub = make_subtopic_qrels(31, n_q=30, int_ids=True).rename({"subtopic": subtopic})
+    cols = {"subtopic": "facet"} if subtopic == "facet" else None
+    measures = ([*DIV_MEASURES, "alpha_ndcg@20", "ndcg_cut_10"]
+                if options.get("names") == "as_given" else DIV_MEASURES)
+    rs, qs = spark.createDataFrame(run.to_pandas()), spark.createDataFrame(sub.to_pandas())
+    n = 0
+    for per_query in (True, False):
+        mem = quiet(sef.evaluate, run, sub, measures, per_query=per_query, columns=cols,
+                    **options)
+        n += check_same(mem, quiet(sef.spark.evaluate, rs, qs, measures, per_query=per_query,
+                                   columns=cols, partitions=parts, **options), per_query)
+    print(f"[spark] alpha-nDCG {options}: {n} values as in memory")
+
+
+def test_alpha_ndcg_hand_example_with_an_alias(spark):
+    sub = pl.concat([HAND_SUB, make_subtopic_qrels(32, n_q=10)]).rename({"subtopic": "intent"})
+    run = pl.concat([HAND_RUN, make_run(32, n_q=10)[0].select("query_id", "doc_id", "score")])
+    mem = quiet(sef.evaluate, run, sub, DIV_MEASURES, per_query=True)
+    got = quiet(sef.spark.evaluate, spark.createDataFrame(run.to_pandas()),
+                spark.createDataFrame(sub.to_pandas()), DIV_MEASURES, per_query=True,
+                partitions=4)
+    assert check_same(mem, got, True) == mem.height
+    three = quiet(sef.spark.evaluate, spark.createDataFrame(HAND_RUN.to_pandas()),
+                  spark.createDataFrame(HAND_SUB.to_pandas()), "alpha-nDCG@3").toPandas()
+    assert three["value"].item() == pytest.approx(HAND_ALPHA_NDCG_3, abs=1e-15)
+
+
+def test_alpha_ndcg_errors_as_in_memory(spark):
+    run, qrels = make_run(33, n_q=10)
+    rs = spark.createDataFrame(run.to_pandas())
+    # no subtopic column: the in-memory error, before any Spark job
+    with pytest.raises(MissingColumnError) as mem:
+        sef.evaluate(run, qrels, ["P@5", "alpha-nDCG@20"])
+    with pytest.raises(MissingColumnError) as got:
+        quiet(sef.spark.evaluate, rs, spark.createDataFrame(qrels.to_pandas()),
+              ["P@5", "alpha-nDCG@20"])
+    assert str(got.value) == str(mem.value) and "'subtopic'" in str(got.value)
+    # a (query, subtopic, doc) labelled twice: the in-memory error, raised by a worker
+    sub = make_subtopic_qrels(33, n_q=10)
+    bad = pl.concat([sub, sub.slice(3, 1).with_columns(pl.col("relevance") + 1)])
+    with pytest.raises(DuplicateRowsError) as mem:
+        sef.evaluate(run, bad, ["alpha-nDCG@10"])
+    with pytest.raises(DuplicateRowsError) as got:
+        quiet(sef.spark.evaluate, rs, spark.createDataFrame(bad.to_pandas()),
+              ["alpha-nDCG@10"], partitions=3)
+    assert str(got.value) == str(mem.value) and "labelled more than once" in str(got.value)

@@ -351,6 +351,9 @@ def _values(
                 m, ctx, cols[m], ranked, qrels if subtopics is None else subtopics)
             per_q = per_q.join(part, on=KEYS, how="left").with_columns(
                 pl.col(cols[m]).fill_null(0.0))
+    # as Series: joins broadcast a one-row side (one query's stats) as a scalar, which
+    # polars divides by through its inverse, an ulp off the division of two columns
+    per_q = pl.DataFrame(per_q.get_columns())
     if per_q.height == 1:
         # polars divides a one-row (scalar) column by a constant exactly but longer ones
         # by multiplying with its inverse (an ulp apart): compute on two real rows, so a

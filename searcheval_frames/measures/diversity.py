@@ -73,7 +73,10 @@ def ideal_alpha_dcg(covers: pl.DataFrame, alpha: float, depth: int) -> pl.DataFr
             .group_by(_Q, maintain_order=True)
             .first()
         )
-        picks.append(best.select(_Q, (pl.col("g") / _discount(pl.lit(r))).alias("ideal")))
+        # times the inverse, written out: polars divides a column by a scalar exactly on
+        # one row but multiplies by its inverse on longer ones (an ulp apart), and a query's
+        # value must not depend on how many queries share the frame (parts, Spark, Dask)
+        picks.append(best.select(_Q, (pl.col("g") * (1.0 / _discount(pl.lit(r)))).alias("ideal")))
         chosen = cand.join(best.select(_Q, "doc_id"), on=[_Q, "doc_id"], how="semi")
         seen = (
             pl.concat([seen, chosen.select(_Q, "subtopic", pl.lit(1, pl.Int64).alias("c"))])
@@ -83,7 +86,17 @@ def ideal_alpha_dcg(covers: pl.DataFrame, alpha: float, depth: int) -> pl.DataFr
         cand = cand.join(best.select(_Q, "doc_id"), on=[_Q, "doc_id"], how="anti")
     if not picks:
         return pl.DataFrame(schema={_Q: pl.String, "ideal": pl.Float64})
-    return pl.concat(picks).group_by(_Q).agg(pl.col("ideal").sum())
+    return pl.concat(picks).group_by(_Q).agg(_in_order_sum(pl.col("ideal")))
+
+
+def _in_order_sum(values: pl.Expr) -> pl.Expr:
+    """The sum of a group's values added one by one, in row order.
+
+    A group ``sum`` is added up differently when polars knows the key is sorted (as
+    for one query alone, in a part of the queries) than when it is not (an ulp
+    apart); a query's value must not depend on the other queries of its frame.
+    """
+    return values.cum_sum().last()
 
 
 @register
@@ -133,10 +146,14 @@ class AlphaNDCG(Family):
             .with_columns(pl.int_range(pl.len()).over(["run", _Q, "subtopic"]).alias("_c"))
         )
         dcg = rows.group_by("run", _Q).agg(
-            (pl.lit(1.0 - alpha).pow(pl.col("_c")) / _discount(pl.col("rank"))).sum().alias("_dcg")
+            _in_order_sum(pl.lit(1.0 - alpha).pow(pl.col("_c")) / _discount(pl.col("rank")))
+            .alias("_dcg")
         )
         ideal = ideal_alpha_dcg(covers, alpha, k)
-        return dcg.join(ideal, on=_Q, how="left").select(
+        joined = dcg.join(ideal, on=_Q, how="left")
+        # as Series: a join with one query's ideal broadcasts it as a scalar, which polars
+        # divides by through its inverse (an ulp off the division of two columns)
+        return pl.DataFrame(joined.get_columns()).select(
             "run", _Q,
             pl.when(pl.col("ideal") > 0).then(pl.col("_dcg") / pl.col("ideal")).otherwise(0.0)
             .alias(col),

@@ -51,7 +51,8 @@ def evaluate(
         A ``dask.dataframe.DataFrame`` with the columns :func:`searcheval_frames.evaluate`
         recognises (or ``columns=``).
     qrels
-        A Dask or pandas DataFrame of labels (labels are small: they are gathered).
+        A Dask or pandas DataFrame of labels (labels are small: they are gathered);
+        with a ``subtopic`` column (judgments per subtopic) for alpha-nDCG, as in memory.
     measures, per_query, relevance_level, missing, depth, judged_only, compat, columns, names
         As in :func:`searcheval_frames.evaluate` (same names, same semantics).
     partitions
@@ -78,10 +79,10 @@ def evaluate(
                    judged_only=judged_only, compat=compat, columns=columns, names=names,
                    partitions=partitions)
     qrels_cols = list(qrels.columns)
-    run_cols, _ = resolve((list(run.columns), qrels_cols), opts.columns)
+    run_cols, _ = resolve((list(run.columns), qrels_cols), opts)
     if hasattr(qrels, "compute"):
         qrels = qrels.compute()
-    labels = qrels_frame(qrels, columns=opts.columns)
+    labels = qrels_frame(qrels, columns=opts.columns, subtopics=opts.subtopics)
 
     q_col = run_cols["query_id"]
     keyed = run.assign(_q=run[q_col].map_partitions(_canonical_ids, meta=(q_col, "object")))

@@ -17,11 +17,11 @@ from typing import Any
 
 import polars as pl
 
-from ..core.evaluate import _check_options, per_query_values
+from ..core.evaluate import _by_subtopic, _check_options, per_query_values
 from ..core.plan import _query_table
 from ..core.results import _spellings
 from ..errors import SearchEvalError
-from ..frames import DEFAULT_RUN_NAME, _resolve_columns, _run_frame, qrels_frame
+from ..frames import DEFAULT_RUN_NAME, QRELS_COLUMNS, _resolve_columns, _run_frame, qrels_frame
 from ..measures import Measure, parse_measures
 from ..options import check_bool, check_optional_int
 
@@ -54,6 +54,8 @@ class Options:
             raise SearchEvalError(f"{func}(columns=...): must be a dict such as "
                                   f"{{'query_id': 'topic'}}; got {columns!r}")
         self.measure_names = [m.name for m in ms]
+        # a diversity measure (alpha-nDCG) reads the qrels' subtopic column, as in memory
+        self.subtopics = any(_by_subtopic(m) for m in ms)
         # (canonical name, spelling) per requested measure: names="as_given" labels the
         # results with the caller's spellings, a row under each (as in memory)
         self.given = _spellings(measures) if names == "as_given" else None
@@ -66,11 +68,23 @@ class Options:
     def measures(self) -> list[Measure]:
         return parse_measures(self.measure_names)
 
+    @property
+    def empty_qrels(self) -> pl.DataFrame:
+        """The canonical qrels of a part without labels."""
+        extra = {"subtopic": pl.String} if self.subtopics else {}
+        return pl.DataFrame(schema={**_EMPTY_QRELS, **extra})
+
 
 def resolve(
-    names: tuple[Sequence[str], Sequence[str]], columns: Mapping[str, str] | None
+    names: tuple[Sequence[str], Sequence[str]], opts: Options
 ) -> tuple[dict[str, str], dict[str, str]]:
-    """The run's and the qrels' column for each canonical name (errors as in memory)."""
+    """The run's and the qrels' column for each canonical name (errors as in memory).
+
+    The qrels' ``subtopic`` column is looked for only when a diversity measure is
+    asked for; without one, such a measure raises the in-memory error here, before
+    any work on the cluster.
+    """
+    columns = opts.columns
     def found(cols: Sequence[str], wanted: tuple[str, ...], optional: tuple[str, ...],
               arg: str, fix: str) -> dict[str, str]:
         return _resolve_columns(pl.DataFrame(schema=dict.fromkeys(cols, pl.String)),
@@ -80,7 +94,14 @@ def resolve(
     run = found(run_cols, ("query_id", "doc_id"), ("score", "rank", "run"), "run", RUN_FIX)
     if "score" not in run and "rank" not in run:
         run = found(run_cols, ("query_id", "doc_id", "score"), ("run",), "run", RUN_FIX)
-    qrels = found(qrels_cols, ("query_id", "doc_id", "relevance"), (), "qrels", QRELS_FIX)
+    qrels = found(qrels_cols, ("query_id", "doc_id", "relevance"),
+                  ("subtopic",) if opts.subtopics else (), "qrels", QRELS_FIX)
+    if opts.subtopics:  # the canonical columns the in-memory check would see
+        canonical = pl.DataFrame(schema={c: pl.String for c in (*QRELS_COLUMNS, "subtopic")
+                                         if c in qrels})
+        for m in opts.measures:
+            if _by_subtopic(m):
+                m.definition.check_qrels(m, canonical)
     return run, qrels
 
 
@@ -130,9 +151,9 @@ def evaluate_part(run: Any, qrels: Any, runs: list[str], opts: Options, *,
     if canonical_qrels:
         pass
     elif _height(qrels_df):
-        qrels_df = qrels_frame(qrels_df, columns=opts.columns)
+        qrels_df = qrels_frame(qrels_df, columns=opts.columns, subtopics=opts.subtopics)
     else:
-        qrels_df = pl.DataFrame(schema=_EMPTY_QRELS)
+        qrels_df = opts.empty_qrels
     return per_query_values(run_df, qrels_df, opts.measures, runs=runs, missing=opts.missing,
                             blocks=blocks, **opts.values)
 

@@ -56,7 +56,8 @@ def evaluate(
     run, qrels
         ``pyspark.sql.DataFrame`` with the columns :func:`searcheval_frames.evaluate`
         recognises (``query_id``/``qid``, ``doc_id``/``docno``, ``score``, optional
-        ``run``; ``relevance``/``label`` for the qrels), or ``columns=``.
+        ``run``; ``relevance``/``label`` for the qrels, and ``subtopic`` for diversity
+        measures such as alpha-nDCG), or ``columns=``.
     measures, per_query, relevance_level, missing, depth, judged_only, compat, columns, names
         As in :func:`searcheval_frames.evaluate` (same names, same semantics).
     partitions
@@ -81,7 +82,7 @@ def evaluate(
                    relevance_level=relevance_level, missing=missing, depth=depth,
                    judged_only=judged_only, compat=compat, columns=columns, names=names,
                    partitions=partitions)
-    run_cols, qrels_cols = resolve((run.columns, qrels.columns), opts.columns)
+    run_cols, qrels_cols = resolve((run.columns, qrels.columns), opts)
     run_types = dict(run.dtypes)
     q_id = _id(F, run_cols["query_id"], run_types[run_cols["query_id"]])
     run_name = (_id(F, run_cols["run"], run_types[run_cols["run"]]) if "run" in run_cols
