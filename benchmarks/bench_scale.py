@@ -110,7 +110,7 @@ def worker(mode: str, run_path: str, qrels_path: str) -> dict:
     cpu0 = sum(resource.getrusage(resource.RUSAGE_SELF)[:2])
     if mode == "scan":
         scan = partitioned.scan_run(run_path)
-        parts = 1 if scan is None or scan.whole else len(scan.bounds) + 1
+        parts = 1 if scan is None else len(scan.bounds) + 1
         res = sef.evaluate(run_path, qrels, MEASURES, per_query=True)
     else:  # in memory, one part
         run = pl.read_parquet(run_path)
