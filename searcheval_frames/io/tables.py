@@ -186,8 +186,8 @@ def _table_canonical(df: pl.DataFrame, path: Path, first_line: int | pl.Series, 
         if c in found:
             add(raw.filter(pl.col(c).is_null() | (pl.col(c).str.strip_chars() == "")),
                 f"the {found[c]!r} field is empty")
-    shown = {c: pl.col(c).cast(pl.String).fill_null("(missing)")
-             for c in ("score", "rank", "relevance") if c in found}
+    shown: dict[str, pl.Expr] = {c: pl.col(c).cast(pl.String).fill_null("(missing)")
+                                 for c in ("score", "rank", "relevance") if c in found}
     if kind == "run":
         for c in ("score", "rank"):
             if c not in found:
