@@ -4,11 +4,11 @@ For each expected file of trec_eval's own test suite (../shared/data/trec_eval_t
 README there gives the command lines) we run the same command line and compare the
 whole output, byte for byte and in order: every line of every file must match.
 
+Preference judgments (``out.test.prefs``, ``out.test.qrels_prefs``: ``-R prefs``,
+``-R qrels_prefs``, ``-m all_prefs``) are compared the same way, every line.
+
 Left out, on purpose:
 
-* ``out.test.prefs``, ``out.test.qrels_prefs``: preference judgments (``-R prefs``,
-  ``-R qrels_prefs``), another input format with ~15 measures of its own, not supported
-  (see docs/semantics.md);
 * ``rbp``/``rbp_resid`` lines, only while the RBP family is not registered (it comes from
   another branch); once it is, they are compared like every other line.
 """
@@ -43,6 +43,12 @@ CASES = [
     ("out.test.qrels_jg", ["-m", "qrels_jg", "-q", "-R", "qrels_jg"], "qrels.123",
      "results.test"),
     ("out.test.qrels_jg", ["-m", "qrels_jg", "-q", "-R", "qrels_jg"], "qrels.comments.123",
+     "results.test"),
+    ("out.test.prefs", ["-m", "all_prefs", "-q", "-R", "prefs"], "prefs.test",
+     "prefs.results.test"),
+    ("out.test.prefs", ["-m", "all_prefs", "-q", "-R", "prefs"], "prefs.comment.test",
+     "prefs.results.test"),
+    ("out.test.qrels_prefs", ["-m", "all_prefs", "-q", "-R", "qrels_prefs"], "qrels.test",
      "results.test"),
 ]
 V9 = [c for c in CASES if c[0] in ("out.test", "out.test.a", "out.test.aq", "out.test.aqc",

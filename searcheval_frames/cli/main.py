@@ -87,9 +87,12 @@ def build_parser() -> argparse.ArgumentParser:
                    help="keep only the top DEPTH documents of each query")
     p.add_argument("-J", "--judged-only", action="store_true",
                    help="drop unjudged documents before measuring")
-    p.add_argument("-R", "--rel-format", choices=["qrels", "qrels_jg"], default="qrels",
+    p.add_argument("-R", "--rel-format", choices=["qrels", "qrels_jg", "prefs", "qrels_prefs"],
+                   default="qrels",
                    help="qrels_jg: the qrels' second column is a judgment group; use with "
-                        "-m qrels_jg (measures averaged over groups), as trec_eval -R qrels_jg")
+                        "-m qrels_jg (measures averaged over groups), as trec_eval -R qrels_jg. "
+                        "prefs ('qid jg jsg docno level' preference judgments) or qrels_prefs "
+                        "(qrels read as preferences): -m all_prefs, as trec_eval")
     p.add_argument("-Z", "--zscores", metavar="FILE", default=None,
                    help="print z-scores against the per-query means and deviations in FILE "
                         "('qid measure mean stddev' lines), as trec_eval -Z")
@@ -205,6 +208,10 @@ def run_cli(args: argparse.Namespace, out: TextIO) -> int:
     from ..measures import parse_measures
     from .trec_eval import expand_measures
 
+    if args.rel_format in ("prefs", "qrels_prefs"):
+        from .prefs import run_prefs
+
+        return run_prefs(args, out)
     exp = expand_measures(args.measures, args.compat)
     if exp.skipped:
         print("searcheval: note: not implemented, left out: " + ", ".join(exp.skipped),

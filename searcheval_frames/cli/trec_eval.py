@@ -331,10 +331,11 @@ def expand_measures(specs: Sequence[str] | None, compat: str = "trec_eval-10") -
                 add_family(fam, None, True)
             continue
         if spec == "all_prefs" or spec.startswith(("all_", "qrels_")):
+            hint = " (preference judgments: add -R prefs or -R qrels_prefs)" \
+                if spec == "all_prefs" else ""
             raise UnknownMeasureError(
-                f"measure set {spec!r} is not supported; use 'official', 'all_trec' or "
-                "measure names"
-            )
+                f"measure set {spec!r} is not supported{hint}; use 'official', 'all_trec' "
+                "or measure names")
         fam_m = re.match(r"^([A-Za-z0-9_]+)\.(.*)$", spec)
         if fam_m and fam_m.group(1) in TREC_FAMILIES:
             fam, rest = fam_m.group(1), fam_m.group(2)
