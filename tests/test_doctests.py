@@ -18,6 +18,9 @@ MODULES = [
     "searcheval_frames.measures",
     "searcheval_frames.measures.base",
     "searcheval_frames.options",
+    "searcheval_frames.io.prefs",
+    "searcheval_frames.measures.prefs",
+    "searcheval_frames.cli.prefs",
 ]
 
 
