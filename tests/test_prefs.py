@@ -8,6 +8,7 @@ from __future__ import annotations
 
 import polars as pl
 import pytest
+from conftest import shared_path
 
 from searcheval_frames.cli import main
 from searcheval_frames.errors import (
@@ -15,6 +16,7 @@ from searcheval_frames.errors import (
     FileFormatError,
     InvalidRelevanceError,
 )
+from searcheval_frames.io import read_run
 from searcheval_frames.io.prefs import read_prefs, read_qrels_prefs
 from searcheval_frames.measures.prefs import PREFS_MEASURES, evaluate_prefs
 
@@ -175,3 +177,32 @@ def test_cli_prefs_sets_and_errors(capsys, files):
     assert f"{prefs}:1" in err and "-R prefs" in err
     assert main(["--format", "trec_eval", "-m", "all_prefs", prefs, run]) == 1
     assert "-R prefs" in capsys.readouterr().err
+
+
+@pytest.mark.shared
+@pytest.mark.parametrize(("expected", "judgments", "run_file", "reader"), [
+    ("out.test.prefs", "prefs.test", "prefs.results.test", read_prefs),
+    ("out.test.prefs", "prefs.comment.test", "prefs.results.test", read_prefs),
+    ("out.test.qrels_prefs", "qrels.test", "results.test", read_qrels_prefs),
+])
+def test_api_values_match_trec_eval(expected, judgments, run_file, reader):
+    """evaluate_prefs itself (not the CLI printer): every value line of the expected file."""
+    folder = shared_path("trec_eval_tests")
+    v = evaluate_prefs(read_run(folder / run_file), reader(folder / judgments))
+    counts = set(PREFS_MEASURES[:3])
+
+    def fmt(m: str, x: float) -> str:
+        return str(round(x)) if m in counts else f"{x:.4f}"
+
+    got = {(q, m): fmt(m, x) for q, m, x in v.select("query_id", "measure", "value").iter_rows()}
+    summary = v.group_by("measure").agg(pl.col("value").sum().alias("s"),
+                                        pl.col("value").mean().alias("m"))
+    for m, s, mean in summary.iter_rows():
+        got[("all", m)] = fmt(m, s if m in counts else mean)
+    exp = {}
+    for line in (folder / expected).read_text().splitlines():
+        m, q, x = (p.strip() for p in line.split("\t"))
+        if m not in ("runid", "num_q"):
+            exp[(q, m)] = x
+    assert len(exp) == len(got) and len(exp) in (14 * 25, 14 * 4)
+    assert got == exp
