@@ -14,7 +14,9 @@ from searcheval_frames.cli import main
 from searcheval_frames.errors import (
     DuplicateRowsError,
     FileFormatError,
+    InvalidOptionError,
     InvalidRelevanceError,
+    MissingColumnError,
 )
 from searcheval_frames.io import read_run
 from searcheval_frames.io.prefs import read_prefs, read_qrels_prefs
@@ -110,6 +112,17 @@ def test_inconsistent_preferences_are_errors():
     dup = pl.concat([run, run.head(1)])
     with pytest.raises(DuplicateRowsError, match="same document twice"):
         evaluate_prefs(dup, _prefs(ABC))
+
+
+def test_options_and_columns_are_checked():
+    with pytest.raises(InvalidOptionError, match="depth"):
+        evaluate_prefs(_run(["a"]), _prefs(ABC), depth=0)
+    with pytest.raises(InvalidOptionError, match="depth"):
+        evaluate_prefs(_run(["a"]), _prefs(ABC), depth=2.5)
+    with pytest.raises(MissingColumnError, match=r"prefs lacks column.*jsg"):
+        evaluate_prefs(_run(["a"]), _prefs(ABC).drop("jsg"))
+    with pytest.raises(MissingColumnError, match="polars DataFrame"):
+        evaluate_prefs(_run(["a"]).to_pandas(), _prefs(ABC))
 
 
 def test_readers(tmp_path):

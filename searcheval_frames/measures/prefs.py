@@ -46,7 +46,8 @@ from __future__ import annotations
 
 import polars as pl
 
-from ..errors import DuplicateRowsError, InvalidRelevanceError, format_rows
+from ..errors import DuplicateRowsError, InvalidRelevanceError, MissingColumnError, format_rows
+from ..options import check_int
 
 __all__ = ["PREFS_COUNTS", "PREFS_MEASURES", "evaluate_prefs"]
 
@@ -151,6 +152,10 @@ def evaluate_prefs(run: pl.DataFrame, prefs: pl.DataFrame,
 
     Raises
     ------
+    InvalidOptionError
+        ``depth`` is not a positive integer.
+    MissingColumnError
+        An input is not a polars frame or lacks a column.
     DuplicateRowsError
         A run lists a document twice for a query.
     InvalidRelevanceError
@@ -168,6 +173,19 @@ def evaluate_prefs(run: pl.DataFrame, prefs: pl.DataFrame,
     >>> dict(v.select("measure", "value").iter_rows())["prefs_simp"]  # a>b, a>c, b>c: all kept
     1.0
     """
+    if depth is not None:
+        depth = check_int("evaluate_prefs", "depth", depth, minimum=1,
+                          what="documents kept per query, or None for all")
+    for arg, frame, cols in (("run", run, ("run", "query_id", "doc_id", "score")),
+                             ("prefs", prefs, ("query_id", "jg", "jsg", "doc_id", "rel_level"))):
+        if not isinstance(frame, pl.DataFrame):
+            raise MissingColumnError(f"evaluate_prefs: {arg} must be a polars DataFrame, got "
+                                     f"{type(frame).__name__}; convert it with pl.from_pandas")
+        missing = [c for c in cols if c not in frame.columns]
+        if missing:
+            raise MissingColumnError(
+                f"evaluate_prefs: {arg} lacks column(s) {', '.join(missing)}; it needs "
+                f"{', '.join(cols)} (read judgments with searcheval_frames.io.prefs)")
     d = prefs.join(_ranks(run, prefs, depth), on=["query_id", "doc_id"])
     d = d.with_columns((_C("jsg").n_unique().over(["query_id", "jg"]) == 1).alias("ec"))
     dec, dpa = d.filter(_C("ec")), d.filter(~_C("ec"))
