@@ -75,7 +75,7 @@ def query_ranges(df: pl.DataFrame, rows: int) -> list[tuple[str | None, str | No
     ``ceil(height / rows)`` ranges, as :class:`~searcheval_frames.core.partitioned.RunScan`
     cuts a run; every range holds at least one query.
 
-    >>> f = pl.DataFrame({"query_id": ["b", "a", "c", "c", "a"]})
+    >>> f = pl.DataFrame({"query_id": ["b", "a", "c", "c", "a", "b"]})
     >>> query_ranges(f, 2)
     [(None, 'b'), ('b', 'c'), ('c', None)]
     """
