@@ -556,3 +556,26 @@ def test_parts_equal_one_piece_property(runs, data):
     with pytest.MonkeyPatch.context() as mp:
         whole, parts, _ = fuse_both(frame, mp, rows=rows, **kw)
     assert whole.equals(parts), (combo, rows)
+
+
+@settings(max_examples=30, deadline=None)
+@given(runs=run_sets(ties=True), seed=st.integers(0, 2), data=st.data())
+def test_order_check_by_slices_equals_the_whole_check(runs, seed, data):
+    """The check run a few rows at a time gives the one-slice answer (slice edges included)."""
+    from searcheval_frames.fusion.parts import out_of_order
+
+    frame = pl.DataFrame(
+        [(n, q, d, float(s)) for n, r in runs.items() for q, docs in r.items()
+         for d, s in sorted(docs.items(), key=lambda x: (x[1], x[0]), reverse=True)],
+        schema=["run", "query_id", "doc_id", "score"], orient="row")
+    if seed == 1:
+        frame = frame.sample(fraction=1.0, shuffle=True, seed=seed)
+    elif seed == 2 and frame.height > 2:  # one adjacent pair swapped somewhere
+        i = data.draw(st.integers(0, frame.height - 2))
+        idx = list(range(frame.height))
+        idx[i], idx[i + 1] = idx[i + 1], idx[i]
+        frame = frame[idx]
+    whole = out_of_order(frame, "run")
+    assert seed or not whole  # written in order
+    for rows in range(1, frame.height + 1):
+        assert out_of_order(frame, "run", rows) == whole, rows

@@ -79,7 +79,14 @@ def query_ranges(df: pl.DataFrame, rows: int) -> list[tuple[str | None, str | No
     >>> query_ranges(f, 2)
     [(None, 'b'), ('b', 'c'), ('c', None)]
     """
-    per_q = df.group_by("query_id").agg(pl.len().alias("_n")).sort("query_id")
+    # counted ``rows`` rows at a time: one group-by over all rows' ids would hold
+    # their group indices at once (about as much memory as the frame)
+    counts = [
+        df.slice(at, rows).group_by("query_id").agg(pl.len().alias("_n"))
+        for at in range(0, df.height, max(rows, 1))
+    ]
+    per_q = (pl.concat(counts).group_by("query_id").agg(pl.col("_n").sum())
+             .sort("query_id"))
     total = df.height
     parts = max(1, math.ceil(total / max(rows, 1)))
     cum = np.cumsum(per_q.get_column("_n").to_numpy())
