@@ -4,7 +4,9 @@ Everything is one pass of polars expressions over the long frame of all runs:
 the rows of each (run, query) are put in trec_eval order (score descending, ties
 by ``doc_id`` descending) once, each row gets its normalised score or its rank,
 and one group-by over (query, document) combines the runs. No Python loop runs
-over queries or rows.
+over queries or rows. An input of more than ``core.partitioned.ROWS_PER_PART`` rows
+is fused so by ranges of query ids, one at a time (``fusion/parts.py``), with the
+same result bit for bit: every value depends on one query's rows only.
 
 Formulas (``r`` is a document's rank in a run, 1-based, in trec_eval order; ``R_d``
 the runs that retrieved document ``d`` for the query, ``n_d = |R_d|``; ``s`` the
@@ -420,6 +422,13 @@ def fuse(
     DataFrame
         ``run, query_id, doc_id, score``: every document any run retrieved for a query,
         sorted by query and in trec_eval order (score descending, ``doc_id`` descending).
+
+    Notes
+    -----
+    An input of more than ``searcheval_frames.core.partitioned.ROWS_PER_PART`` rows
+    (5,000,000; environment variable ``SEF_PARTITION_ROWS``) is fused by ranges of
+    query ids of about that many rows, which bounds the working memory; the result is
+    identical to the one-piece result.
 
     Examples
     --------
