@@ -404,7 +404,8 @@ def test_optimize_bad_options(kwargs, match):
 
 
 @pytest.mark.parametrize("name", ["searcheval_frames.fusion.methods",
-                                  "searcheval_frames.fusion.optimize"])
+                                  "searcheval_frames.fusion.optimize",
+                                  "searcheval_frames.fusion.parts"])
 def test_docstring_examples(name):
     import doctest
     import importlib
@@ -412,3 +413,169 @@ def test_docstring_examples(name):
     result = doctest.testmod(importlib.import_module(name),
                              optionflags=doctest.ELLIPSIS | doctest.NORMALIZE_WHITESPACE)
     assert result.failed == 0 and result.attempted > 0
+
+
+# --------------------------------------------------------------------------- large inputs
+# An input of more than core.partitioned.ROWS_PER_PART rows is fused by ranges of query
+# ids. Forced small here, the result must equal the one-piece result exactly (rows, order,
+# float bits), whatever the row layout: the layouts below make the whole frame be sorted
+# or not while some parts alone would decide otherwise, and give 3+ runs in a per-query
+# order that differs from the run order, so float sums would differ by an ulp if a part
+# summed a document's values in another order than the whole does.
+def layout_frame(seed: int = 5) -> pl.DataFrame:
+    """4 runs x 14 queries, partly overlapping documents, ties, queries some runs lack."""
+    rng = np.random.default_rng(seed)
+    rows = []
+    for r in range(4):
+        for q in range(14):
+            if (q + r) % 5 == 4:  # this run lacks the query
+                continue
+            docs = rng.choice(30, size=int(rng.integers(1, 12)), replace=False)
+            tied = q % 3 == 0  # a few distinct values: ties
+            for d in docs:
+                s = float(rng.integers(0, 4)) if tied else float(rng.normal(r, 1 + r))
+                rows.append((f"r{r}", f"q{q:02d}", f"d{d}", s))
+    return pl.DataFrame(rows, schema=["run", "query_id", "doc_id", "score"], orient="row")
+
+
+def layout(df: pl.DataFrame, how: str) -> pl.DataFrame:
+    trec = ["score", "doc_id"]
+    if how == "run-major":  # as run files: in order, not sorted again
+        return df.sort(["run", "query_id", *trec], descending=[False, False, True, True])
+    if how == "shuffled":  # sorted by every piece
+        return df.sample(fraction=1.0, shuffle=True, seed=3)
+    # query-major, the runs of each query in a query-dependent order (not the run order)
+    key = (pl.col("run").str.slice(1).cast(pl.Int64) * 7 + pl.col("query_id").str.slice(1)
+           .cast(pl.Int64) * 3) % 4
+    out = (df.sort(trec, descending=True).sort("query_id", key, maintain_order=True))
+    first = out.filter(pl.col("run") == "r0").head(1)  # keep r0 first: the same run names
+    out = pl.concat([first, out.join(first, on=out.columns, how="anti")])
+    if how == "query-major":  # blocks together and in order: not sorted
+        return out
+    # one late query's block broken in two: the whole frame is sorted, but a part
+    # without that query would not be on its own
+    q = out.filter(pl.col("query_id") == "q12")
+    rest = out.filter(pl.col("query_id") != "q12")
+    return pl.concat([rest, q.slice(1), q.head(1)])
+
+
+LAYOUTS = ["run-major", "shuffled", "query-major", "query-major-broken"]
+
+
+def fuse_both(df, monkeypatch, rows=7, **kw):
+    """(one-piece, by parts of ``rows`` rows, number of parts) of sef.fuse(df, **kw)."""
+    from searcheval_frames.core import partitioned
+    from searcheval_frames.fusion import methods
+
+    cuts = []
+    real = methods.query_ranges
+    monkeypatch.setattr(methods, "query_ranges", lambda d, n: cuts.append(real(d, n)) or cuts[-1])
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore", SearchEvalWarning)
+        monkeypatch.setattr(partitioned, "ROWS_PER_PART", 10**9)
+        whole = sef.fuse(df, **kw)
+        assert not cuts
+        monkeypatch.setattr(partitioned, "ROWS_PER_PART", rows)
+        parts = sef.fuse(df, **kw)
+    return whole, parts, len(cuts[0]) if cuts else 1
+
+
+@pytest.mark.parametrize("how", LAYOUTS)
+def test_parts_equal_one_piece_for_every_method_and_norm(how, monkeypatch):
+    df = layout(layout_frame(), how)
+    assert df.height > 100
+    names = df.get_column("run").unique(maintain_order=True).to_list()
+    assert sorted(names) == ["r0", "r1", "r2", "r3"]
+    weights = {"r0": 0.7, "r1": 0.1, "r2": 0.05, "r3": 0.15}
+    for method, norm in COMBOS:
+        for depth in (None, 3):
+            kw = {"method": method, "norm": norm, "depth": depth}
+            if method in ("wsum", "rrf"):
+                kw["weights"] = weights
+            whole, parts, n = fuse_both(df, monkeypatch, **kw)
+            assert n >= 10, n
+            assert whole.height > 0
+            assert whole.equals(parts), (how, method, norm, depth)
+
+
+def test_parts_keep_the_input_kind_and_name(monkeypatch):
+    df = layout(layout_frame(7), "shuffled").to_pandas()
+    whole, parts, n = fuse_both(df, monkeypatch, rows=20, method="combmnz", norm="zmuv",
+                                name="hybrid")
+    assert isinstance(parts, pd.DataFrame) and n > 3
+    pd.testing.assert_frame_equal(whole, parts, check_exact=True)
+    assert set(parts["run"]) == {"hybrid"}
+
+
+def test_parts_warn_once_for_max_norm(monkeypatch):
+    df = layout_frame(3).with_columns(pl.col("score") - 100.0)  # every max <= 0
+    pairs = df.select("run", "query_id").n_unique()
+    assert pairs > 40
+    from searcheval_frames.core import partitioned
+
+    counts = []
+    for rows in (10**9, 9):
+        monkeypatch.setattr(partitioned, "ROWS_PER_PART", rows)
+        with pytest.warns(SearchEvalWarning, match=r"norm='max'") as got:
+            sef.fuse(df, "combsum", norm="max")
+        assert len(got) == 1
+        counts.append(str(got[0].message).split(" (run, query)")[0])
+        assert f"... and {df.height - 3} more" in str(got[0].message)
+    assert counts[0] == counts[1] == f"fuse(norm='max'): {pairs}"
+
+
+def test_parts_only_above_rows_per_part(monkeypatch):
+    df = layout_frame()
+    _, _, n = fuse_both(df, monkeypatch, rows=df.height)
+    assert n == 1  # not partitioned at exactly ROWS_PER_PART rows
+    _, _, n = fuse_both(df, monkeypatch, rows=df.height - 1)
+    assert n == 2
+
+
+@settings(max_examples=40, deadline=None,
+          suppress_health_check=[HealthCheck.too_slow, HealthCheck.data_too_large])
+@given(runs=st.one_of(run_sets(ties=True), run_sets(ties=False)), data=st.data())
+def test_parts_equal_one_piece_property(runs, data):
+    combo = data.draw(st.sampled_from(COMBOS))
+    rows = data.draw(st.integers(1, 10))
+    seed = data.draw(st.integers(0, 3))
+    frame = pl.concat([
+        pl.DataFrame({"run": n, "query_id": q, "doc_id": list(docs),
+                      "score": [float(v) for v in docs.values()]},
+                     schema={"run": pl.String, "query_id": pl.String, "doc_id": pl.String,
+                             "score": pl.Float64})
+        for n, r in runs.items() for q, docs in r.items() if docs
+    ])
+    if seed:  # some layouts shuffled (the names keep their order: the first row stays)
+        frame = pl.concat([frame.head(1), frame.slice(1).sample(fraction=1.0, shuffle=True,
+                                                                 seed=seed)])
+    method, norm = combo
+    kw = {"method": method, "norm": norm, "depth": data.draw(st.sampled_from([None, 1, 2]))}
+    if method in ("wsum", "rrf") and data.draw(st.booleans()):
+        kw["weights"] = [data.draw(st.integers(0, 4)) / 4 + 0.25 for _ in runs]
+    with pytest.MonkeyPatch.context() as mp:
+        whole, parts, _ = fuse_both(frame, mp, rows=rows, **kw)
+    assert whole.equals(parts), (combo, rows)
+
+
+@settings(max_examples=30, deadline=None)
+@given(runs=run_sets(ties=True), seed=st.integers(0, 2), data=st.data())
+def test_order_check_by_slices_equals_the_whole_check(runs, seed, data):
+    """The check run a few rows at a time gives the one-slice answer (slice edges included)."""
+    from searcheval_frames.fusion.parts import out_of_order
+
+    frame = pl.DataFrame(
+        [(n, q, d, float(s)) for n, r in runs.items() for q, docs in r.items()
+         for d, s in sorted(docs.items(), key=lambda x: (x[1], x[0]), reverse=True)],
+        schema=["run", "query_id", "doc_id", "score"], orient="row")
+    if seed == 1:
+        frame = frame.sample(fraction=1.0, shuffle=True, seed=seed)
+    elif seed == 2 and frame.height > 2:  # one adjacent pair swapped somewhere
+        i = data.draw(st.integers(0, frame.height - 2))
+        idx = list(range(frame.height))
+        idx[i], idx[i + 1] = idx[i + 1], idx[i]
+        frame = frame[idx]
+    whole = out_of_order(frame, "run")
+    assert seed or not whole  # written in order
+    for rows in range(1, frame.height + 1):
+        assert out_of_order(frame, "run", rows) == whole, rows

@@ -2,6 +2,8 @@
 
 * ``methods``: :func:`fuse` (RRF, CombSUM/MNZ/MAX/MIN/MED/ANZ, weighted sum,
   BordaFuse, ISR, LogISR) and the score normalisations, as polars group-bys;
+* ``parts``: the cut of a large input into ranges of query ids that ``fuse`` fuses
+  one at a time (same result, bounded memory);
 * ``optimize``: :func:`optimize_fusion`, which picks weights or RRF's ``k`` on
   training queries with :func:`searcheval_frames.evaluate`'s engine.
 

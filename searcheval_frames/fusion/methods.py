@@ -4,7 +4,9 @@ Everything is one pass of polars expressions over the long frame of all runs:
 the rows of each (run, query) are put in trec_eval order (score descending, ties
 by ``doc_id`` descending) once, each row gets its normalised score or its rank,
 and one group-by over (query, document) combines the runs. No Python loop runs
-over queries or rows.
+over queries or rows. An input of more than ``core.partitioned.ROWS_PER_PART`` rows
+is fused so by ranges of query ids, one at a time (``fusion/parts.py``), with the
+same result bit for bit: every value depends on one query's rows only.
 
 Formulas (``r`` is a document's rank in a run, 1-based, in trec_eval order; ``R_d``
 the runs that retrieved document ``d`` for the query, ``n_d = |R_d|``; ``s`` the
@@ -48,9 +50,11 @@ from typing import Any
 
 import polars as pl
 
+from ..core import partitioned
 from ..errors import DuplicateRowsError, SearchEvalError, SearchEvalWarning, format_rows
 from ..frames import RUN_COLUMNS, _run_frame, input_kind, is_path, run_frame, to_native
 from ..options import _fail, check_choice, check_float, check_optional_int
+from .parts import out_of_order, query_ranges, within
 
 __all__ = ["METHODS", "NORMS", "fuse"]
 
@@ -181,24 +185,16 @@ def _run_names(df: pl.DataFrame) -> list[str]:
 
 
 # --------------------------------------------------------------------------- preparation
-def _trec_order(df: pl.DataFrame) -> pl.DataFrame:
+def _trec_order(df: pl.DataFrame, sort: bool | None = None) -> pl.DataFrame:
     """Rows of each (run, query) together, in trec_eval order, with ``_b`` (block id),
     ``rank`` (1-based) and ``n`` (documents of the run for the query).
 
     Frames already laid out so (TREC files, most frames) are only checked, not sorted.
+    ``sort`` forces the decision (a part of a large input follows the whole frame's).
     """
-    prev_same = (pl.col("_r") == pl.col("_r").shift(1)) & (
-        pl.col("query_id") == pl.col("query_id").shift(1)
-    )
-    in_order = (pl.col("score") < pl.col("score").shift(1)) | (
-        (pl.col("score") == pl.col("score").shift(1))
-        & (pl.col("doc_id") < pl.col("doc_id").shift(1))
-    )
-    bad = df.select((prev_same & ~in_order).any()).item()
-    if not bad:
-        starts = df.filter(~prev_same.fill_null(False)).select(BLOCK)
-        bad = starts.height > 1 and starts.is_duplicated().any()
-    if bad:
+    if sort is None:
+        sort = out_of_order(df, "_r")
+    if sort:
         df = df.sort([*BLOCK, "score", "doc_id"], descending=[False, False, True, True])
     new = ~((pl.col("_r") == pl.col("_r").shift(1))
             & (pl.col("query_id") == pl.col("query_id").shift(1))).fill_null(False)
@@ -211,8 +207,23 @@ def _trec_order(df: pl.DataFrame) -> pl.DataFrame:
     ).drop("_start")
 
 
-def _normalise(df: pl.DataFrame, norm: str | None, names: list[str]) -> pl.DataFrame:
-    """``v``: the score normalised per (run, query), as ranx defines each norm."""
+def _max_warning(pairs: int, shown: pl.DataFrame, total: int) -> str:
+    """The message for (run, query) pairs whose highest score is <= 0 under norm='max'."""
+    rows = format_rows(shown.head(3))
+    if total > 3:
+        rows += f"\n    ... and {total - 3} more"
+    return (f"fuse(norm='max'): {pairs} (run, query) pair(s) have a highest score <= 0, so "
+            "the scores are divided by 1e-9 (as ranx does) and dwarf the other runs':\n"
+            f"{rows}\nUse norm='min-max' or 'zmuv' for scores that can be negative.")
+
+
+def _normalise(df: pl.DataFrame, norm: str | None, names: list[str],
+               found: list[tuple[int, pl.DataFrame, int]] | None = None) -> pl.DataFrame:
+    """``v``: the score normalised per (run, query), as ranx defines each norm.
+
+    With ``found`` (a list), the pairs that norm='max' warns about are appended to it as
+    ``(pairs, first rows, rows)`` instead of warned about (a part of a large input).
+    """
     s = pl.col("score")
     by = "_b"
     if norm is None:
@@ -226,13 +237,12 @@ def _normalise(df: pl.DataFrame, norm: str | None, names: list[str]) -> pl.DataF
         if low.height:
             shown = low.select(pl.col("_r").replace_strict(list(range(len(names))), names)
                                .alias("run"), "query_id", "doc_id", "score")
-            warnings.warn(
-                f"fuse(norm='max'): {low.select('_b').n_unique()} (run, query) pair(s) have a "
-                "highest score <= 0, so the scores are divided by 1e-9 (as ranx does) and "
-                f"dwarf the other runs':\n{format_rows(shown)}\n"
-                "Use norm='min-max' or 'zmuv' for scores that can be negative.",
-                SearchEvalWarning, stacklevel=4,
-            )
+            pairs = low.select("_b").n_unique()
+            if found is not None:
+                found.append((pairs, shown.head(3), shown.height))
+            else:
+                warnings.warn(_max_warning(pairs, shown, shown.height), SearchEvalWarning,
+                              stacklevel=4)
         v = s / pl.max_horizontal(mx, pl.lit(EPS))
     elif norm == "sum":
         mn = s.min().over(by)
@@ -275,17 +285,20 @@ def _borda_norm(df: pl.DataFrame, names: list[str]) -> pl.DataFrame:
     return full.select(*BLOCK, "doc_id", v.cast(pl.Float64).alias("v"))
 
 
-def _prepare(df: pl.DataFrame, names: list[str], method: str, norm: str | None) -> pl.DataFrame:
+def _prepare(df: pl.DataFrame, names: list[str], method: str, norm: str | None,
+             sort: bool | None = None,
+             low: list[tuple[int, pl.DataFrame, int]] | None = None) -> pl.DataFrame:
     """Per-row values that :func:`_combine` adds up: ``_r, query_id, doc_id`` and ``v``
-    (normalised score) or ``rank``/``n`` (rank methods)."""
+    (normalised score) or ``rank``/``n`` (rank methods). ``sort`` and ``low``: see
+    :func:`_trec_order` and :func:`_normalise` (``found``)."""
     df = df.with_columns(
         pl.col("run").replace_strict(names, list(range(len(names))), return_dtype=pl.UInt32)
         .alias("_r")
     ).drop("run")
-    df = _trec_order(df)
+    df = _trec_order(df, sort)
     if method in RANK_METHODS:
         return df.select(*BLOCK, "doc_id", "rank", "n")
-    return _normalise(df, norm, names).select(*BLOCK, "doc_id", "v")
+    return _normalise(df, norm, names, low).select(*BLOCK, "doc_id", "v")
 
 
 # --------------------------------------------------------------------------- fusion
@@ -410,6 +423,13 @@ def fuse(
         ``run, query_id, doc_id, score``: every document any run retrieved for a query,
         sorted by query and in trec_eval order (score descending, ``doc_id`` descending).
 
+    Notes
+    -----
+    An input of more than ``searcheval_frames.core.partitioned.ROWS_PER_PART`` rows
+    (5,000,000; environment variable ``SEF_PARTITION_ROWS``) is fused by ranges of
+    query ids of about that many rows, which bounds the working memory; the result is
+    identical to the one-piece result.
+
     Examples
     --------
     >>> import searcheval_frames as sef
@@ -428,8 +448,23 @@ def fuse(
     df, kind = _runs_frame(runs, columns)
     names = _run_names(df)
     w = _check_weights(func, weights, names, method)
-    prep = _prepare(df, names, method, norm)
-    fused = _combine(prep, method, len(names), w, k)
     label = method + (f"[{norm}]" if norm else "")
-    out = _finish(fused, depth, name or f"{label}({','.join(names)})")
-    return to_native(out, kind)
+    name = name or f"{label}({','.join(names)})"
+    rows = partitioned.ROWS_PER_PART
+    if df.height <= rows:
+        prep = _prepare(df, names, method, norm)
+        out = _finish(_combine(prep, method, len(names), w, k), depth, name)
+        return to_native(out, kind)
+    # a large input: fused by ranges of query ids, one range in memory at a time
+    # (every value depends on one query's rows; see fusion/parts.py)
+    sort = out_of_order(df, "run", rows)
+    low: list[tuple[int, pl.DataFrame, int]] = []
+    pieces = []
+    for lo, hi in query_ranges(df, rows):
+        prep = _prepare(df.filter(within(lo, hi)), names, method, norm, sort, low)
+        pieces.append(_finish(_combine(prep, method, len(names), w, k), depth, name))
+        del prep
+    if low:
+        warnings.warn(_max_warning(sum(x[0] for x in low), pl.concat([x[1] for x in low]),
+                                   sum(x[2] for x in low)), SearchEvalWarning, stacklevel=2)
+    return to_native(pl.concat(pieces), kind)
