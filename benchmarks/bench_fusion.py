@@ -15,7 +15,7 @@ Usage::
 
     python benchmarks/bench_fusion.py                     # full size, sef; ranx at 1/10
     python benchmarks/bench_fusion.py --ranx-queries 7000 # ranx at full size too
-    python benchmarks/bench_fusion.py --append            # add a section to RESULTS.md
+    python benchmarks/bench_fusion.py --append            # (re)write its section of RESULTS.md
 """
 
 from __future__ import annotations
@@ -142,7 +142,7 @@ def main() -> None:
     ap.add_argument("--runs", type=int, default=5)
     ap.add_argument("--ranx-queries", type=int, default=700)
     ap.add_argument("--repeats", type=int, default=2)
-    ap.add_argument("--append", action="store_true", help="append a section to RESULTS.md")
+    ap.add_argument("--append", action="store_true", help="write its section of RESULTS.md")
     args = ap.parse_args()
     if args.worker:
         print(json.dumps(worker(args.worker, args.case, args.data, args.subset)))
@@ -165,9 +165,11 @@ def main() -> None:
     load_end = " ".join(Path("/proc/loadavg").read_text().split()[:3])
     lines = table(rows, args, load_start, load_end)
     print("\n".join(lines))
-    if args.append:
-        with (HERE / "RESULTS.md").open("a", encoding="utf-8") as f:
-            f.write("\n" + "\n".join(lines) + "\n")
+    if args.append:  # (replaces the section of an earlier run)
+        sys.path.insert(0, str(HERE))
+        from bench_scale import write_section
+
+        write_section("\n".join(lines), HERE / "RESULTS.md", "fusion")
 
 
 def table(rows: list[dict], args: argparse.Namespace, start: str, end: str) -> list[str]:

@@ -136,7 +136,7 @@ def main() -> int:
     if args.results:
         path = HERE / "RESULTS.md"
         old = path.read_text(encoding="utf-8")
-        pattern = re.compile(re.escape(SECTION) + r".*?(?=\n## |\Z)", re.S)
+        pattern = re.compile(re.escape(SECTION) + r".*?(?=\n## |\n<!-- |\Z)", re.S)
         new = pattern.sub(lambda _: text.rstrip() + "\n", old) if SECTION in old else \
             old.rstrip() + "\n\n" + text
         path.write_text(new, encoding="utf-8")

@@ -515,7 +515,11 @@ def write_results(summ: dict, agree: dict | None, machine: dict, args: argparse.
             "differently (see the per-query counts above).",
         ]
     text = "\n".join(lines) + "\n"
-    path.write_text(text)
+    # this script writes the head of the file; the sections the other scripts write
+    # (report, fusion, out of core, two steps, notes) follow it and are kept
+    old = path.read_text() if path.exists() else ""
+    cuts = [i for m in ("\n## Report (", "\n## Fusion (", "\n<!-- ") if (i := old.find(m)) >= 0]
+    path.write_text(text + (old[min(cuts):] if cuts else ""))
     return text
 
 
