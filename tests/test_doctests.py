@@ -15,6 +15,7 @@ MODULES = [
     "searcheval_frames.core.ranking",
     "searcheval_frames.core.evaluate",
     "searcheval_frames.core.results",
+    "searcheval_frames.core.partitioned",
     "searcheval_frames.measures",
     "searcheval_frames.measures.base",
     "searcheval_frames.options",

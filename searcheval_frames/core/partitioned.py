@@ -38,7 +38,7 @@ import polars as pl
 
 from ..frames import DEFAULT_RUN_NAME, Blocks, _resolve_columns, _run_frame
 
-__all__ = ["ROWS_PER_PART", "RunScan", "part_table", "scan_run"]
+__all__ = ["ROWS_PER_PART", "RunScan", "part_table", "query_bounds", "scan_run", "within"]
 
 #: Rows of a lazy or Parquet run above which it is evaluated by query-id ranges,
 #: and the rows of one range (override with the ``SEF_PARTITION_ROWS`` environment
@@ -62,6 +62,33 @@ def part_table(
     if missing == "skip":
         return run_q.join(judged_q, on="query_id", how="semi")
     return runs.join(judged_q, how="cross")
+
+
+def query_bounds(per_query: pl.DataFrame, rows_per_part: int) -> list[str]:
+    """The first query id of every part but the first: ``per_query`` (``query_id``, ``_n``
+    rows) cut by cumulative rows into ``ceil(rows / rows_per_part)`` ranges of sorted ids.
+    Every range holds at least one query.
+
+    >>> query_bounds(pl.DataFrame({"query_id": ["b", "a", "c"], "_n": [2, 2, 2]}), 2)
+    ['b', 'c']
+    """
+    per_q = per_query.sort("query_id")
+    rows = int(per_q.get_column("_n").sum())
+    parts = max(1, math.ceil(rows / max(rows_per_part, 1)))
+    cum = np.cumsum(per_q.get_column("_n").to_numpy())
+    cuts = np.searchsorted(cum, [k * rows / parts for k in range(1, parts)], side="left") + 1
+    qids = per_q.get_column("query_id")
+    return sorted({qids[int(i)] for i in cuts if 0 < i < qids.len()})
+
+
+def within(expr: pl.Expr, lo: str | None, hi: str | None) -> pl.Expr:
+    """``lo <= expr < hi`` (an unbounded side is None): the rows of one query-id range."""
+    cond = pl.lit(True)
+    if lo is not None:
+        cond = cond & (expr >= lo)
+    if hi is not None:
+        cond = cond & (expr < hi)
+    return cond
 
 
 def _id_expr(col: str, dtype: pl.DataType) -> pl.Expr:
@@ -163,14 +190,8 @@ class RunScan:
             self._canonical(lf.filter(cond).collect())
         self.pairs = pairs.select(KEYS)
         self.runs: list[str] = pairs.get_column("run").unique(maintain_order=True).to_list()
-        per_q = pairs.group_by("query_id").agg(pl.col("_n").sum()).sort("query_id")
-        parts = max(1, math.ceil(rows / max(ROWS_PER_PART, 1)))
-        cum = np.cumsum(per_q.get_column("_n").to_numpy())
-        cuts = np.searchsorted(cum, [k * rows / parts for k in range(1, parts)], side="left") + 1
-        qids = per_q.get_column("query_id")
-        self.bounds: list[str] = sorted(
-            {qids[int(i)] for i in cuts if 0 < i < qids.len()}
-        )
+        per_q = pairs.group_by("query_id").agg(pl.col("_n").sum())
+        self.bounds: list[str] = query_bounds(per_q, ROWS_PER_PART)
 
     def _canonical(self, df: pl.DataFrame) -> tuple[pl.DataFrame, Blocks | None]:
         """A part as the canonical run, checked as any in-memory run is."""
@@ -180,14 +201,6 @@ class RunScan:
         edges: list[str | None] = [None, *self.bounds, None]
         return list(itertools.pairwise(edges))
 
-    @staticmethod
-    def _within(expr: pl.Expr, lo: str | None, hi: str | None) -> pl.Expr:
-        cond = pl.lit(True)
-        if lo is not None:
-            cond = cond & (expr >= lo)
-        if hi is not None:
-            cond = cond & (expr < hi)
-        return cond
 
     def map(
         self,
@@ -201,13 +214,13 @@ class RunScan:
         """
         out = []
         for lo, hi in self._ranges():
-            df = self.lf.filter(self._within(self.query, lo, hi)).collect()
+            df = self.lf.filter(within(self.query, lo, hi)).collect()
             if df.height:
                 part, blocks = self._canonical(df)
             else:
                 part, blocks = _empty_run(), None
             del df
-            labels = qrels.filter(self._within(pl.col("query_id"), lo, hi))
+            labels = qrels.filter(within(pl.col("query_id"), lo, hi))
             out.append(fn(part, blocks, labels))
             del part, blocks
         return out

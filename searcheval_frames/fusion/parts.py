@@ -16,10 +16,11 @@ order (and each part then is, or is not), instead of each part deciding alone.
 from __future__ import annotations
 
 import itertools
-import math
 
-import numpy as np
 import polars as pl
+
+from ..core.partitioned import query_bounds
+from ..core.partitioned import within as _within
 
 __all__ = ["out_of_order", "query_ranges", "within"]
 
@@ -85,22 +86,10 @@ def query_ranges(df: pl.DataFrame, rows: int) -> list[tuple[str | None, str | No
         df.slice(at, rows).group_by("query_id").agg(pl.len().alias("_n"))
         for at in range(0, df.height, max(rows, 1))
     ]
-    per_q = (pl.concat(counts).group_by("query_id").agg(pl.col("_n").sum())
-             .sort("query_id"))
-    total = df.height
-    parts = max(1, math.ceil(total / max(rows, 1)))
-    cum = np.cumsum(per_q.get_column("_n").to_numpy())
-    cuts = np.searchsorted(cum, [j * total / parts for j in range(1, parts)], side="left") + 1
-    qids = per_q.get_column("query_id")
-    bounds = sorted({qids[int(i)] for i in cuts if 0 < i < qids.len()})
-    return list(itertools.pairwise([None, *bounds, None]))
+    per_q = pl.concat(counts).group_by("query_id").agg(pl.col("_n").sum())
+    return list(itertools.pairwise([None, *query_bounds(per_q, rows), None]))
 
 
 def within(lo: str | None, hi: str | None) -> pl.Expr:
     """Rows whose ``query_id`` is in ``[lo, hi)``."""
-    cond = pl.lit(True)
-    if lo is not None:
-        cond = cond & (pl.col("query_id") >= lo)
-    if hi is not None:
-        cond = cond & (pl.col("query_id") < hi)
-    return cond
+    return _within(pl.col("query_id"), lo, hi)
