@@ -331,6 +331,22 @@ def rank_judged(
     return RankedJudged(judged_df, num_ret)
 
 
+def _top_candidates(run: pl.DataFrame, blocks: Blocks, depth: int) -> tuple[pl.DataFrame, Blocks]:
+    """The rows that can rank within ``depth``: those scoring at least their block's
+    ``depth``-th highest score (a row below it has ``depth`` rows above it). Every row
+    that ranks above a kept row is kept too, so ranks within the kept rows are the
+    ranks in the whole block. One linear pass (a per-block top-k), no sort."""
+    block = np.repeat(np.arange(blocks.starts.size), blocks.lengths)
+    score = run.get_column("score")
+    kth = (pl.DataFrame({"_b": block, "_s": score})
+           .group_by("_b").agg(pl.col("_s").top_k(depth).min())
+           .sort("_b").get_column("_s").to_numpy())
+    keep = score.to_numpy() >= kth[block]
+    lengths = np.add.reduceat(keep.astype(np.int64), blocks.starts)
+    starts = np.concatenate(([0], np.cumsum(lengths)[:-1]))
+    return run.filter(pl.Series(keep)), Blocks(starts, starts + lengths, blocks.keys)
+
+
 def ranked_rows(run: pl.DataFrame, depth: int | None = None) -> pl.DataFrame:
     """Every row of a canonical run with its ``rank`` in trec_eval's order, sorted by
     run, query and rank (only ranks up to ``depth`` when given).
@@ -355,11 +371,15 @@ def ranked_rows(run: pl.DataFrame, depth: int | None = None) -> pl.DataFrame:
                        descending=[False, False, True, True]).with_columns(
             pl.int_range(1, pl.len() + 1, dtype=pl.Int64).over(KEYS).alias("rank"))
         return out if depth is None else out.filter(pl.col("rank") <= depth)
+    laid_out = np.isin(score_increases(run.get_column("score")), blocks.starts).all()
+    if not laid_out and depth is not None and depth < int(blocks.lengths.max()):
+        # (a sort is needed: of the few rows that can make the cut only)
+        run, blocks = _top_candidates(run, blocks, depth)
     n, starts = run.height, blocks.starts
     block = np.repeat(np.arange(starts.size), blocks.lengths)
     score = run.get_column("score").to_numpy()
     perm = None  # laid-out row -> row of run (None: the run is laid out already)
-    if not np.isin(score_increases(run.get_column("score")), starts).all():
+    if not laid_out:
         perm = pl.DataFrame({"_b": block, "_s": score}).select(
             pl.arg_sort_by(["_b", "_s"], descending=[False, True])).to_series().to_numpy()
         score = score[perm]
