@@ -133,15 +133,43 @@ def _rank_joined(
 LINEAR_SHARE = 32
 
 
+def _block_ids(blocks: Blocks) -> np.ndarray:
+    """The block of every row (blocks cover the frame in order)."""
+    return np.repeat(np.arange(blocks.starts.size), blocks.lengths)
+
+
+def _descending(score: pl.Series, blocks: Blocks) -> bool:
+    """Whether scores never increase inside a block (they may at a block's first row)."""
+    return bool(np.isin(score_increases(score), blocks.starts).all())
+
+
+def _key_order(blocks: Blocks) -> np.ndarray:
+    """The blocks in (run, query) order (their indices)."""
+    return blocks.keys.with_row_index("_b").sort(KEYS).get_column("_b").to_numpy()
+
+
+def _layout(block: np.ndarray, score: np.ndarray | pl.Series) -> np.ndarray:
+    """The row order that lays a frame out by block, best score first (ties in any order)."""
+    return pl.DataFrame({"_b": block, "_s": score}).select(
+        pl.arg_sort_by(["_b", "_s"], descending=[False, True])).to_series().to_numpy()
+
+
+def _group_starts(scores: np.ndarray, starts: np.ndarray) -> np.ndarray:
+    """Per row of a laid-out frame: whether it starts a tie group (equal scores inside
+    one block), i.e. its score differs from the previous row's or it starts a block."""
+    brk = np.ones(scores.size, dtype=bool)
+    brk[1:] = scores[1:] != scores[:-1]
+    brk[starts] = True
+    return brk
+
+
 def _tie_groups(
     scores: np.ndarray, starts: np.ndarray, p: np.ndarray
 ) -> tuple[np.ndarray, np.ndarray]:
     """``[lo, hi)``: the rows of the tie group (equal scores inside one block) of each row
     in ``p``, from one pass over the frame's scores (in block order, non-increasing)."""
     n = scores.size
-    brk = np.ones(n, dtype=bool)
-    brk[1:] = scores[1:] != scores[:-1]
-    brk[starts] = True
+    brk = _group_starts(scores, starts)
     group_starts = np.flatnonzero(brk)
     gid = np.cumsum(brk[: int(p.max()) + 1] if p.size else brk) - 1
     g = gid[p]
@@ -185,7 +213,7 @@ def _rank_presorted(
     # sorted float64 scores stay sorted as float32 (trec_eval-9), so one check serves
     score = run.get_column("score")
     if blocks.sorted_scores is False or (
-        blocks.sorted_scores is None and not np.isin(score_increases(score), starts).all()
+        blocks.sorted_scores is None and not _descending(score, blocks)
     ):
         return None
 
@@ -235,8 +263,7 @@ def _rank_presorted(
     # sorted by run, query and rank as rank_judged promises: by integers (the blocks' places
     # in (run, query) order, then rank) instead of by the id strings
     place = np.empty(blocks.starts.size, np.int64)
-    place[blocks.keys.with_row_index("_b").sort(KEYS).get_column("_b").to_numpy()] = (
-        np.arange(blocks.starts.size))
+    place[_key_order(blocks)] = np.arange(blocks.starts.size)
     order = np.lexsort((above, place[blk]))
     judged = hits.select(
         *KEYS, "doc_id", "relevance", pl.Series("rank", above + 1, dtype=pl.Int64)
@@ -255,9 +282,7 @@ def _laid_out(run: pl.DataFrame, blocks: Blocks | None) -> tuple[pl.DataFrame, B
     if blocks is None:
         laid = run.sort(["run", "query_id", "score"], descending=[False, False, True])
         return laid, query_blocks(laid)
-    block = np.repeat(np.arange(blocks.starts.size), blocks.lengths)
-    laid = (run.with_columns(pl.Series("_b", block)).sort(["_b", "score"], descending=[False, True])
-            .drop("_b"))
+    laid = run[_layout(_block_ids(blocks), run.get_column("score"))]
     return laid, Blocks(blocks.starts, blocks.ends, blocks.keys, sorted_scores=True)
 
 
@@ -336,7 +361,7 @@ def _top_candidates(run: pl.DataFrame, blocks: Blocks, depth: int) -> tuple[pl.D
     ``depth``-th highest score (a row below it has ``depth`` rows above it). Every row
     that ranks above a kept row is kept too, so ranks within the kept rows are the
     ranks in the whole block. One linear pass (a per-block top-k), no sort."""
-    block = np.repeat(np.arange(blocks.starts.size), blocks.lengths)
+    block = _block_ids(blocks)
     score = run.get_column("score")
     kth = (pl.DataFrame({"_b": block, "_s": score})
            .group_by("_b").agg(pl.col("_s").top_k(depth).min())
@@ -371,23 +396,19 @@ def ranked_rows(run: pl.DataFrame, depth: int | None = None) -> pl.DataFrame:
                        descending=[False, False, True, True]).with_columns(
             pl.int_range(1, pl.len() + 1, dtype=pl.Int64).over(KEYS).alias("rank"))
         return out if depth is None else out.filter(pl.col("rank") <= depth)
-    laid_out = np.isin(score_increases(run.get_column("score")), blocks.starts).all()
+    laid_out = _descending(run.get_column("score"), blocks)
     if not laid_out and depth is not None and depth < int(blocks.lengths.max()):
         # (a sort is needed: of the few rows that can make the cut only)
         run, blocks = _top_candidates(run, blocks, depth)
     n, starts = run.height, blocks.starts
-    block = np.repeat(np.arange(starts.size), blocks.lengths)
+    block = _block_ids(blocks)
     score = run.get_column("score").to_numpy()
     perm = None  # laid-out row -> row of run (None: the run is laid out already)
     if not laid_out:
-        perm = pl.DataFrame({"_b": block, "_s": score}).select(
-            pl.arg_sort_by(["_b", "_s"], descending=[False, True])).to_series().to_numpy()
+        perm = _layout(block, score)
         score = score[perm]
-    # in the laid-out rows: a tie group starts where the score changes or a block starts
     idx = np.arange(n)
-    brk = np.ones(n, dtype=bool)
-    brk[1:] = score[1:] != score[:-1]
-    brk[starts] = True
+    brk = _group_starts(score, starts)
     row_start = starts[block]
     rank = idx - row_start + 1
     tied = np.flatnonzero(~(brk & np.append(brk[1:], True)))  # rows of groups of two or more
@@ -401,7 +422,7 @@ def ranked_rows(run: pl.DataFrame, depth: int | None = None) -> pl.DataFrame:
     # blocks in (run, query) order
     by_rank = np.empty(n, np.int64)
     by_rank[row_start + rank - 1] = idx
-    place = blocks.keys.with_row_index("_b").sort(KEYS).get_column("_b").to_numpy()
+    place = _key_order(blocks)
     lengths = blocks.lengths[place]
     if depth is not None:
         lengths = np.minimum(lengths, depth)
