@@ -106,6 +106,10 @@ def _blocks(
     return Blocks(starts, np.append(starts[1:], n), keys)
 
 
+#: A score that is missing, NaN or infinite (a run must have none).
+BAD_SCORE = pl.col("score").is_null() | ~pl.col("score").is_finite()
+
+
 def run_checks(
     df: pl.DataFrame, key: tuple[str, str, str] = ("run", "query_id", "doc_id")
 ) -> tuple[bool, Blocks | None, pl.Series]:
@@ -126,7 +130,7 @@ def run_checks(
     """
     outer, inner, doc = key
     exprs = [
-        (pl.col("score").is_null() | ~pl.col("score").is_finite()).any().alias("bad"),
+        BAD_SCORE.any().alias("bad"),
         pl.col(inner).rle().struct.field("len").implode().alias("len"),
         (pl.col(inner).hash(seed=2) ^ pl.col(doc).hash(seed=3)).implode().alias("h"),
     ]

@@ -36,6 +36,7 @@ from ..errors import (
     format_rows,
 )
 from .blocks import (  # noqa: F401
+    BAD_SCORE,
     Blocks,
     _duplicates,
     has_repeats,
@@ -322,10 +323,9 @@ def _validate_run(
     """Check a canonical run; return its (run, query) blocks when queries are contiguous."""
     found = found or {}
     score_name = found.get("score", "score")
-    bad_score = pl.col("score").is_null() | ~pl.col("score").is_finite()
     has_bad, blocks, h = run_checks(df)  # (one fused pass)
     if has_bad:
-        bad = df.filter(bad_score)
+        bad = df.filter(BAD_SCORE)
         raise InvalidScoreError(
             f"{arg}: column {score_name!r} has {bad.height} missing, NaN or infinite "
             f"value(s):\n{format_rows(bad)}\nEvery retrieved document needs a finite score; "
