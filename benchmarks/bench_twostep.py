@@ -35,7 +35,7 @@ from pathlib import Path
 
 HERE = Path(__file__).resolve().parent
 sys.path.insert(0, str(HERE))
-from bench_scale import write_section  # noqa: E402
+from bench_scale import _load, _rss_mb, write_section  # noqa: E402
 from run_bench import (  # noqa: E402
     LABELS,
     PYTREC_MEASURES,
@@ -50,19 +50,6 @@ WORK = HERE / "_work"
 SIZES = {"2M": WORK / "2m", "7M": WORK / "7m"}
 TOOLS = ["sef-path", "sef-twostep", "pytrec_eval", "ranx", "floor-csv", "sef-path-pq",
          "sef-twostep-pq", "sef-polars-pq", "pytrec_eval-pq", "floor-pq"]
-
-
-def _rss_mb() -> float:
-    """Peak RSS of this process in MB: VmHWM, which exec resets (``ru_maxrss`` keeps the
-    forking parent's peak, so a big parent would show up in its children)."""
-    for line in Path("/proc/self/status").read_text().splitlines():
-        if line.startswith("VmHWM:"):
-            return int(line.split()[1]) / 1024
-    return resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024
-
-
-def _load() -> str:
-    return " ".join(Path("/proc/loadavg").read_text().split()[:3])
 
 
 def worker(tool: str, folder: Path) -> dict:
