@@ -253,6 +253,18 @@ def _qrels_stats(qrels: pl.DataFrame, ctx: Context) -> pl.DataFrame:
     return stats
 
 
+def _checked_and_ranked(
+    run: pl.DataFrame, qrels: pl.DataFrame, measures: list[Measure], **options: Any
+) -> tuple[pl.DataFrame, pl.DataFrame, RankedJudged]:
+    """The first steps of :func:`evaluate_frames` and :func:`per_query_values`: each
+    measure checks the qrels it needs; returns the qrels as given (subtopics kept), the
+    flat qrels (one label per document) and the ranked, judged run."""
+    for m in measures:
+        m.definition.check_qrels(m, qrels)
+    flat = _flat_qrels(qrels)
+    return qrels, flat, rank_judged(run, flat, **options)
+
+
 def evaluate_frames(
     run: pl.DataFrame,
     qrels: pl.DataFrame,
@@ -271,13 +283,9 @@ def evaluate_frames(
 
     ``blocks``: the run's (run, query) blocks when the caller already knows them.
     """
-    for m in measures:
-        m.definition.check_qrels(m, qrels)
-    subtopics, qrels = qrels, _flat_qrels(qrels)
-    ranked = rank_judged(
-        run, qrels, depth=depth, judged_only=judged_only, compat=compat, strategy=strategy,
-        blocks=blocks,
-    )
+    subtopics, qrels, ranked = _checked_and_ranked(
+        run, qrels, measures, depth=depth, judged_only=judged_only, compat=compat,
+        strategy=strategy, blocks=blocks)
     run_order, table = query_plan(run, ranked, qrels, missing)
     wide = _values(ranked, table, qrels, measures, relevance_level, compat, subtopics)
     return finish(wide, run_order, measures, per_query)
@@ -306,13 +314,9 @@ def per_query_values(
     the (run, query) pairs of the part are found silently (:func:`.part_table`):
     the caller checks and warns about the whole run.
     """
-    for m in measures:
-        m.definition.check_qrels(m, qrels)
-    subtopics, qrels = qrels, _flat_qrels(qrels)
-    ranked = rank_judged(
-        run, qrels, depth=depth, judged_only=judged_only, compat=compat, strategy=strategy,
-        blocks=blocks,
-    )
+    subtopics, qrels, ranked = _checked_and_ranked(
+        run, qrels, measures, depth=depth, judged_only=judged_only, compat=compat,
+        strategy=strategy, blocks=blocks)
     run_order = pl.DataFrame({"run": runs}, schema={"run": pl.String})
     table = part_table(ranked.num_ret.select(KEYS), run_order, qrels, missing)
     return _values(ranked, table, qrels, measures, relevance_level, compat, subtopics)
