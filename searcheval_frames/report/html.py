@@ -10,6 +10,7 @@ from typing import Any
 import polars as pl
 
 from .build import ReportData
+from .verdict import cell_text
 
 __all__ = ["CSS", "fragment", "frame_html", "page"]
 
@@ -51,16 +52,6 @@ def _e(text: Any) -> str:
     return html.escape(str(text))
 
 
-def _fmt(v: Any, digits: int) -> str:
-    if v is None:
-        return "—"
-    if isinstance(v, bool):
-        return "yes" if v else "no"
-    if isinstance(v, float):
-        return f"{v:.{digits}f}"
-    return str(v)
-
-
 def frame_html(df: pl.DataFrame, *, digits: int = 3, css_id: str | None = None,
                headers: dict[str, str] | None = None) -> str:
     """A small polars frame as an HTML table (numbers right-aligned, ``digits`` decimals)."""
@@ -74,7 +65,7 @@ def frame_html(df: pl.DataFrame, *, digits: int = 3, css_id: str | None = None,
         out.append("<tr>")
         for c, v in zip(df.columns, row, strict=True):
             cls = ' class="num"' if c in numeric else ""
-            out.append(f"<td{cls}>{_e(_fmt(v, digits))}</td>")
+            out.append(f"<td{cls}>{_e(cell_text(v, digits))}</td>")
         out.append("</tr>")
     out.append("</tbody></table>")
     return "".join(out)

@@ -8,19 +8,13 @@ from typing import Any
 import polars as pl
 
 from .build import ReportData
-from .verdict import signed
+from .verdict import cell_text, signed
 
 __all__ = ["frame_markdown", "markdown"]
 
 
 def _fmt(v: Any, digits: int) -> str:
-    if v is None:
-        return "—"
-    if isinstance(v, bool):
-        return "yes" if v else "no"
-    if isinstance(v, float):
-        return f"{v:.{digits}f}"
-    return str(v).replace("|", "\\|")
+    return cell_text(v, digits).replace("|", "\\|")
 
 
 def frame_markdown(df: pl.DataFrame, *, digits: int = 3, headers: dict[str, str] | None = None) -> str:

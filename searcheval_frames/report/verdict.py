@@ -21,7 +21,7 @@ from __future__ import annotations
 import math
 from typing import Any
 
-__all__ = ["overall", "p_text", "signed", "verdict", "verdict_kind"]
+__all__ = ["cell_text", "overall", "p_text", "signed", "verdict", "verdict_kind"]
 
 MINUS = "−"
 _CORR = {"none": "", "bonferroni": "Bonferroni", "holm": "Holm", "bh": "Benjamini–Hochberg",
@@ -30,6 +30,18 @@ _CORR = {"none": "", "bonferroni": "Bonferroni", "holm": "Holm", "bh": "Benjamin
 
 def _nan(v: Any) -> bool:
     return v is None or (isinstance(v, float) and math.isnan(v))
+
+
+def cell_text(v: Any, digits: int) -> str:
+    """A table cell's text in the report (HTML and Markdown): — for a missing value,
+    yes/no, floats with ``digits`` decimals."""
+    if v is None:
+        return "—"
+    if isinstance(v, bool):
+        return "yes" if v else "no"
+    if isinstance(v, float):
+        return f"{v:.{digits}f}"
+    return str(v)
 
 
 def signed(v: float, digits: int = 3) -> str:
