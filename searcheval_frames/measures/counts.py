@@ -87,6 +87,8 @@ class Hits(Family):
 
 
 def _judged_top(m: Measure, col: str) -> pl.Expr:
+    if m.cutoff is None:  # Judged without @k: the whole ranking
+        return (pl.col("relevance") >= 0).sum().alias(col)
     return ((pl.col("relevance") >= 0) & (pl.col("rank") <= m.cutoff)).sum().alias(col)
 
 
@@ -95,17 +97,21 @@ class Judged(Family):
     name = "Judged"
     aliases = ("judged",)
     cutoff = "int"
-    cutoff_required = True
     summary = ("Fraction of the top k that carries a label (any label >= 0; negative labels "
-               "count as unjudged, as in trec_eval). Divides by k, like P@k.")
-    formula = "Judged@k = |judged ∩ top-k| / k"
+               "count as unjudged, as in trec_eval). Divides by k, like P@k. Without @k "
+               "(ir_measures' Judged): the fraction of all retrieved documents, 0 for an "
+               "empty ranking.")
+    formula = "Judged@k = |judged ∩ top-k| / k;  Judged = |judged ∩ retrieved| / |retrieved|"
     example = "Judged@10"
 
     def agg(self, m: Measure, ctx: Context, col: str) -> list[pl.Expr]:
         return [_judged_top(m, col)]
 
     def value(self, m: Measure, ctx: Context, col: str) -> pl.Expr:
-        return pl.col(col) / float(m.cutoff or 1)
+        if m.cutoff is None:
+            n = pl.col("num_ret").cast(pl.Float64)
+            return pl.when(n > 0).then(pl.col(col) / n).otherwise(0.0)
+        return pl.col(col) / float(m.cutoff)
 
 
 @register
