@@ -15,6 +15,7 @@ from . import (  # noqa: F401  (register families)
     diversity,
     err,
     gain,
+    intent_aware,
     ndcg,
     precision,
     rank,

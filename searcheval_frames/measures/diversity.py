@@ -56,11 +56,31 @@ def ideal_alpha_dcg(covers: pl.DataFrame, alpha: float, depth: int) -> pl.DataFr
 
     One step per rank (``depth`` steps, each over all queries at once).
     """
+    picks = greedy_ideal_gains(covers, alpha, depth)
+    if picks.height == 0:
+        return pl.DataFrame(schema={_Q: pl.String, "ideal": pl.Float64})
+    # times the inverse, written out: polars divides a column by a scalar exactly on
+    # one row but multiplies by its inverse on longer ones (an ulp apart), and a query's
+    # value must not depend on how many queries share the frame (parts, Spark, Dask)
+    return picks.select(_Q, (pl.col("g") * (1.0 / _discount(pl.col("rank")))).alias("ideal")
+                        ).group_by(_Q, maintain_order=True).agg(_in_order_sum(pl.col("ideal")))
+
+
+def greedy_ideal_gains(covers: pl.DataFrame, alpha: float, depth: int | None) -> pl.DataFrame:
+    """``query_id, rank, g``: the gain at each rank of ndeval's greedy ideal ranking, from
+    ``query_id, doc_id, subtopic`` covers, to rank ``depth`` (None: every covering document).
+
+    At each rank the document with the largest gain Σ_t (1-alpha)^(c_t) given the subtopics
+    covered above it, ties to the larger ``doc_id``; one step per rank, over all queries at
+    once (alpha-nDCG, nERR-IA and nNRBP normalise by it).
+    """
     keep = 1.0 - alpha
     cand = covers.select(_Q, "doc_id", "subtopic")
     seen = covers.select(_Q, "subtopic").head(0).with_columns(pl.lit(0, pl.Int64).alias("c"))
     picks = []
-    for r in range(1, depth + 1):
+    r = 0
+    while depth is None or r < depth:
+        r += 1
         if cand.height == 0:
             break
         gains = (
@@ -73,10 +93,7 @@ def ideal_alpha_dcg(covers: pl.DataFrame, alpha: float, depth: int) -> pl.DataFr
             .group_by(_Q, maintain_order=True)
             .first()
         )
-        # times the inverse, written out: polars divides a column by a scalar exactly on
-        # one row but multiplies by its inverse on longer ones (an ulp apart), and a query's
-        # value must not depend on how many queries share the frame (parts, Spark, Dask)
-        picks.append(best.select(_Q, (pl.col("g") * (1.0 / _discount(pl.lit(r)))).alias("ideal")))
+        picks.append(best.select(_Q, pl.lit(r, pl.Int64).alias("rank"), "g"))
         chosen = cand.join(best.select(_Q, "doc_id"), on=[_Q, "doc_id"], how="semi")
         seen = (
             pl.concat([seen, chosen.select(_Q, "subtopic", pl.lit(1, pl.Int64).alias("c"))])
@@ -85,8 +102,13 @@ def ideal_alpha_dcg(covers: pl.DataFrame, alpha: float, depth: int) -> pl.DataFr
         )
         cand = cand.join(best.select(_Q, "doc_id"), on=[_Q, "doc_id"], how="anti")
     if not picks:
-        return pl.DataFrame(schema={_Q: pl.String, "ideal": pl.Float64})
-    return pl.concat(picks).group_by(_Q).agg(_in_order_sum(pl.col("ideal")))
+        return pl.DataFrame(schema={_Q: covers.schema[_Q], "rank": pl.Int64, "g": pl.Float64})
+    return pl.concat(picks).sort(_Q, "rank", maintain_order=True)
+
+
+def in_order_sum(values: pl.Expr) -> pl.Expr:
+    """The sum of a group's values added one by one, in row order (see ``_in_order_sum``)."""
+    return _in_order_sum(values)
 
 
 def _in_order_sum(values: pl.Expr) -> pl.Expr:
