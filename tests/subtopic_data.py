@@ -10,7 +10,10 @@ import polars as pl
 
 #: a diversity measure mixed with flat ones (which see the largest label over subtopics)
 DIV_MEASURES = ["alpha-nDCG@20", "nDCG@10", "P@5", "alpha-nDCG(alpha=0.3,rel=2)@5",
-                "alpha-nDCG@1", "AP", "NumRel", "Judged@10"]
+                "alpha-nDCG@1", "AP", "NumRel", "Judged@10",
+                # the intent-aware family (measures/intent_aware.py)
+                "ERR-IA@20", "nERR-IA@5", "P-IA@10", "StRecall@10", "AP-IA", "NRBP",
+                "nNRBP(alpha=0.3,beta=0.8)", "ERR-IA(rel=2)@3"]
 
 
 def make_subtopic_qrels(seed: int, n_q: int = 40, depth: int = 30,

@@ -30,7 +30,8 @@ from searcheval_frames.frames import checked_blocks, mark_checked
 evaluate_mod = importlib.import_module("searcheval_frames.core.evaluate")
 
 MEASURES = ["P@10", "R@100", "RR", "nDCG@10", "AP", "Judged@10", "GMAP", "NumQ", "NumRel",
-            "NumRet", "NumRelRet", "Bpref", "P(rel=2)@5", "nDCG"]
+            "NumRet", "NumRelRet", "Bpref", "P(rel=2)@5", "nDCG", "DCG@10", "DCG(gain=exp)",
+            "Judged"]
 
 
 def make_run(seed: int, n_q: int = 40, depth: int = 30, runs: tuple[str, ...] = ("a",),

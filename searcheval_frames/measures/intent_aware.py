@@ -116,21 +116,32 @@ class _IntentAware(Family):
         return pl.col(col)
 
 
-def _gain(alpha: float) -> pl.Expr:
-    return pl.lit(1.0 - alpha).pow(pl.col("c"))
+def _with_power(frame: pl.DataFrame, exponent: str, base: float, name: str) -> pl.DataFrame:
+    """``frame`` with ``name`` = base ** exponent, joined from a table of powers.
+
+    Not ``pl.lit(base).pow(...)``: polars computes a power differently (an ulp apart) on
+    a one-row frame or group than on longer ones, and a query's value must not depend on
+    the other queries of its frame (parts, Spark, Dask).
+    """
+    n = int(frame[exponent].max() or 0) + 1 if frame.height else 1
+    table = pl.DataFrame({exponent: pl.Series(range(n)).cast(frame.schema[exponent]),
+                          name: [base**i for i in range(n)]})
+    return frame.join(table, on=exponent, how="left", maintain_order="left")
 
 
 def _per_rank(rows: pl.DataFrame, alpha: float) -> pl.DataFrame:
     """``run, query_id, rank, g``: the alpha gain of each ranked document that covers any."""
-    return (rows.sort(["run", _Q, "rank", "subtopic"])
+    return (_with_power(rows.sort(["run", _Q, "rank", "subtopic"]), "c", 1.0 - alpha, "w")
             .group_by(["run", _Q, "rank"], maintain_order=True)
-            .agg(in_order_sum(_gain(alpha)).alias("g")))
+            .agg(in_order_sum(pl.col("w")).alias("g")))
 
 
-def _ratio(num: pl.DataFrame, den: pl.DataFrame, col: str) -> pl.DataFrame:
+def _ratio(num: pl.DataFrame, den: pl.DataFrame, col: str, times: float = 1.0) -> pl.DataFrame:
     joined = _frame(num.join(den, on=_Q, how="left"))
-    return joined.select(*_K, pl.when(pl.col("den") > 0).then(pl.col("num") / pl.col("den"))
-                         .otherwise(0.0).alias(col))
+    value = pl.col("num") / pl.col("den")
+    if times != 1.0:
+        value = value * times
+    return joined.select(*_K, pl.when(pl.col("den") > 0).then(value).otherwise(0.0).alias(col))
 
 
 @register
@@ -250,8 +261,9 @@ class _NRBPBase(_IntentAware):
     @staticmethod
     def decayed(frame: pl.DataFrame, keys: list[str], beta: float) -> pl.DataFrame:
         """Σ g_i · beta^(i-1) per group of ``keys`` (rows in rank order)."""
+        frame = _with_power(frame.with_columns((pl.col("rank") - 1).alias("e")), "e", beta, "d")
         return frame.group_by(keys, maintain_order=True).agg(
-            in_order_sum(pl.col("g") * pl.lit(beta).pow(pl.col("rank") - 1)).alias("num"))
+            in_order_sum(pl.col("g") * pl.col("d")).alias("num"))
 
     def run_sum(self, m: Measure, ctx: Context, ranked: Any,
                 subtopics: pl.DataFrame) -> tuple[pl.DataFrame, pl.DataFrame, float, float]:
@@ -275,9 +287,8 @@ class NRBP(_NRBPBase):
     def per_query(self, m: Measure, ctx: Context, col: str, ranked: Any,
                   subtopics: pl.DataFrame) -> pl.DataFrame:
         num, covers, alpha, beta = self.run_sum(m, ctx, ranked, subtopics)
-        scale = 1.0 - (1.0 - alpha) * beta
-        den = self.n_subtopics(covers).select(_Q, (pl.col("S") / scale).alias("den"))
-        return _ratio(num, den, col)
+        den = self.n_subtopics(covers).rename({"S": "den"})
+        return _ratio(num, den, col, times=1.0 - (1.0 - alpha) * beta)
 
 
 @register
