@@ -123,7 +123,8 @@ def _with_power(frame: pl.DataFrame, exponent: str, base: float, name: str) -> p
     a one-row frame or group than on longer ones, and a query's value must not depend on
     the other queries of its frame (parts, Spark, Dask).
     """
-    n = int(frame[exponent].max() or 0) + 1 if frame.height else 1
+    top = frame.select(pl.col(exponent).max().fill_null(0).cast(pl.Int64)).item()
+    n = int(top) + 1
     table = pl.DataFrame({exponent: pl.Series(range(n)).cast(frame.schema[exponent]),
                           name: [base**i for i in range(n)]})
     return frame.join(table, on=exponent, how="left", maintain_order="left")
