@@ -103,6 +103,17 @@ CASES: list[Case] = [
          "sef.evaluate(" + RUN + ", " + QRELS + ", ['P(rel=-1)@5'])",
          E.UnknownMeasureError,
          "Levels are labels >= 0; `P(rel=2)@5` counts grade 2 and above.", "Measures"),
+    Case("A diversity measure (alpha-nDCG, ERR-IA, NRBP, StRecall, ...) on qrels without "
+         "subtopics",
+         "sef.evaluate(" + RUN + ", " + QRELS + ", ['ERR-IA@20'])",
+         E.MissingColumnError,
+         "Pass judgments per subtopic: columns query_id, subtopic, doc_id, relevance (TREC "
+         "diversity qrels).", "Measures"),
+    Case("A C/W/L measure (INST, INSQ, BPM, SDCG) whose label scale is empty",
+         "sef.evaluate(" + RUN + ", " + QRELS + ", ['INST(min_rel=2,max_rel=2)'])",
+         E.UnknownMeasureError,
+         "Give the bottom and top of your label scale, min_rel < max_rel: "
+         "`INST(T=1,max_rel=3)` for TREC DL.", "Measures"),
     # ------------------------------------------------------------------ options
     Case("A negative relevance level",
          "sef.evaluate(" + RUN + ", " + QRELS + ", ['P@5'], relevance_level=-1)",

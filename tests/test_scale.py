@@ -31,7 +31,7 @@ evaluate_mod = importlib.import_module("searcheval_frames.core.evaluate")
 
 MEASURES = ["P@10", "R@100", "RR", "nDCG@10", "AP", "Judged@10", "GMAP", "NumQ", "NumRel",
             "NumRet", "NumRelRet", "Bpref", "P(rel=2)@5", "nDCG", "DCG@10", "DCG(gain=exp)",
-            "Judged"]
+            "Judged", "INST(T=2,max_rel=2)", "INSQ", "BPM(T=1)@5", "SDCG(max_rel=2)@10"]
 
 
 def make_run(seed: int, n_q: int = 40, depth: int = 30, runs: tuple[str, ...] = ("a",),

@@ -11,6 +11,7 @@ from . import (  # noqa: F401  (register families)
     bpref,
     compat,
     counts,
+    cwl,
     dcg,
     diversity,
     err,

@@ -189,6 +189,10 @@ class Family:
         if isinstance(m.cutoff, float) and not 0.0 <= m.cutoff <= 1.0:
             raise UnknownMeasureError(f"measure {text!r}: the recall level must be in [0, 1]")
 
+    def normalize(self, m: Measure) -> Measure:
+        """The canonical form of a parsed measure (default: as parsed)."""
+        return m
+
     def check_qrels(self, m: Measure, qrels: pl.DataFrame) -> None:
         """Raise a :class:`SearchEvalError` for labels this measure cannot use (default: none)."""
 
@@ -401,7 +405,7 @@ def parse_measure(name: str | Measure) -> Measure:
                 f"the cutoff {cut_text!r} is not a positive whole number of documents "
                 f"(write e.g. {fam.name}@{max(1, int(float(cut_text)))})",
             ) from None
-    m = Measure(fam.name, cutoff, tuple(sorted(params.items())))
+    m = fam.normalize(Measure(fam.name, cutoff, tuple(sorted(params.items()))))
     fam.validate(m, text)
     return m
 
