@@ -197,3 +197,30 @@ def test_needs_subtopics():
     for name in ["ERR-IA@20", "NRBP", "StRecall@5"]:
         with pytest.raises(MissingColumnError, match="subtopic"):
             sef.evaluate(run, qrels, [name])
+
+
+@pytest.mark.parametrize("options", [{}, {"depth": 7, "missing": "skip"},
+                                     {"relevance_level": 2, "judged_only": True}])
+def test_out_of_core_parts_equal_in_memory(tmp_path, monkeypatch, options):
+    """A Parquet run evaluated one range of query ids at a time gives every value of the
+    in-memory evaluation, to the last bit (one part often holds one query)."""
+    from subtopic_data import DIV_MEASURES, make_subtopic_qrels
+    from test_scale import make_run
+
+    from searcheval_frames.core import partitioned
+
+    monkeypatch.setattr(partitioned, "ROWS_PER_PART", 40)
+    run, _ = make_run(31, runs=("a", "b"))
+    sub = make_subtopic_qrels(31)
+    path = tmp_path / "run.parquet"
+    run.write_parquet(path, row_group_size=40)
+    scan = partitioned.scan_run(path)
+    assert scan is not None and len(scan.bounds) >= 20  # really many parts
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore")
+        for per_query in (True, False):
+            mem = sef.evaluate(run, sub, DIV_MEASURES, per_query=per_query, **options)
+            part = sef.evaluate(path, sub, DIV_MEASURES, per_query=per_query, **options)
+            assert part.equals(mem)
+    ia = mem.filter(pl.col("measure").is_in(["ERR-IA@20", "nNRBP(alpha=0.3,beta=0.8)"]))
+    assert ia.height == 4 and ia["value"].n_unique() == 4  # real values, not all 0
