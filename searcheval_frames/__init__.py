@@ -80,6 +80,9 @@ _LAZY: dict[str, str] = {
     # evaluation at scale: the modules sef.spark and sef.dask
     "spark": "scale",
     "dask": "scale",
+    # your own measures, slices of the queries, chunk-level runs (issue 24)
+    "measure": "measures.custom",
+    "unregister_measure": "measures.custom",
 }
 
 __all__ = [
