@@ -83,6 +83,7 @@ _LAZY: dict[str, str] = {
     # your own measures, slices of the queries, chunk-level runs (issue 24)
     "measure": "measures.custom",
     "unregister_measure": "measures.custom",
+    "collapse": "frames.collapse",
 }
 
 __all__ = [
