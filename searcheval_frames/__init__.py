@@ -84,6 +84,8 @@ _LAZY: dict[str, str] = {
     "measure": "measures.custom",
     "unregister_measure": "measures.custom",
     "collapse": "frames.collapse",
+    "slice_forest": "figures.slices",
+    "slice_forest_data": "figures.slices",
 }
 
 __all__ = [

@@ -238,3 +238,53 @@ def test_queries_without_metadata_form_a_null_slice_with_a_warning():
     with pytest.warns(SearchEvalWarning, match="8 evaluated queries have no row"):
         got = sef.evaluate(RUNS[0], QRELS, "P@5", queries=q, by="length")
     assert got.filter(pl.col("length").is_null())["n_queries"].item() == 8
+
+
+def _length_compare(**kw):
+    q = sef.read_queries(EXAMPLE / "queries.tsv")
+    return quiet(sef.compare, runs=RUNS, qrels=QRELS, measures=["nDCG@10", "P@5"],
+                 baseline="bm25", queries=q, by=LENGTH, ci_method="t", **kw)
+
+
+def test_slice_forest_draws_what_the_frame_says():
+    import matplotlib
+
+    matplotlib.use("Agg")
+    s = _length_compare(correction="none")
+    data = sef.slice_forest_data(s, "nDCG@10")
+    assert data.height == 3 * 2 and set(data["measure"]) == {"nDCG@10"}
+    ax = sef.slice_forest(s, "nDCG@10")
+    labels = [t.get_text() for t in ax.get_yticklabels()]
+    assert len(labels) == 6 and labels[0] == "length=1-3 (bm25-rerank)"
+    dots = [ln for ln in ax.get_lines() if ln.get_marker() == "o"]
+    assert len(dots) == 6
+    filled = sum(1 for ln in dots if ln.get_markerfacecolor() != "white")
+    assert filled == int(data["significant"].sum())
+    for ln, r in zip(dots, data.iter_rows(named=True), strict=True):
+        assert ln.get_xdata()[0] == pytest.approx(r["delta"])
+    bands = [c for c in ax.collections]
+    assert len(bands) == int(data["detectable_delta"].is_not_nan().sum())
+    with pytest.raises(SearchEvalError, match="not compared"):
+        sef.slice_forest_data(s, "AP")
+    import matplotlib.pyplot as plt
+
+    plt.close("all")
+
+
+def test_report_by_slice_section_equals_compare_by(tmp_path):
+    q = sef.read_queries(EXAMPLE / "queries.tsv")
+    rep = quiet(sef.report, RUNS, QRELS, baseline="bm25", run="lsi", queries=q, by=LENGTH,
+                measures=["nDCG@10", "P@5"], ci_method="t")
+    section = rep.data.slices
+    want = _length_compare()
+    cols = ["length", "run", "baseline", "measure", "n_queries", "delta", "ci_low", "ci_high",
+            "p_value", "p_adjusted", "detectable_delta"]
+    got = section.comparison.to_polars().select(cols)
+    exp = want.to_polars().select(cols)
+    assert got.equals(exp)
+    path = rep.save(tmp_path / "rep")
+    md = (tmp_path / "rep" / "report.md").read_text()
+    assert "## By slice" in md and "| 6+ | lsi vs bm25 | nDCG@10 | 20 |" in md
+    page = Path(path).read_text()
+    assert 'id="slices"' in page and 'id="fig-slices"' in page
+    assert (tmp_path / "rep" / "figures" / "slices.png").stat().st_size > 1000

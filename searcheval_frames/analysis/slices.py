@@ -99,7 +99,8 @@ class SliceComparison:
                 *(str(r[c]) for c in self.slices), f"{r['run']} vs {r['baseline']}",
                 r["measure"], str(r["n_queries"]), f.format(r["delta"]),
                 f"[{f.format(r['ci_low'])}, {f.format(r['ci_high'])}]",
-                f"{r['p_adjusted']:.3g}", f"{r['detectable_delta']:.{digits}f}",
+                f"{r['p_adjusted']:.3g}", "n/a" if r["detectable_delta"] != r["detectable_delta"]
+                else f"{r['detectable_delta']:.{digits}f}",
                 r["verdict"]]) + " |")
         return "\n".join(rows) + "\n"
 
