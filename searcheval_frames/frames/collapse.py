@@ -105,7 +105,7 @@ def _check_levels(df: pl.DataFrame, what: str) -> None:
     if chunks.height and docs.height:
         cols = [c for c in ("query_id", "doc_id") if c in df.columns]
         raise IdMismatchError(
-            f"collapse: the {what} mixes levels: {chunks.height} rows have chunk ids (e.g. "
+            f"collapse: the {what} mixes levels: {chunks.height} row(s) have chunk ids (e.g. "
             f"{chunks.select(cols).head(2).rows()}) and {docs.height} document ids (e.g. "
             f"{docs.select(cols).head(2).rows()}). Label and retrieve at one level: "
             "collapse both the run and the qrels to documents, or keep both at chunks")
