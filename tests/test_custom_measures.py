@@ -180,6 +180,34 @@ def test_fusion_optimisation_equals_builtin():
                                b.trials.columns else b.trials[:, -1], atol=1e-12)
 
 
+def test_cli_entry_point_group(monkeypatch, capsys):
+    from importlib.metadata import EntryPoint
+
+    from searcheval_frames.cli.main import main as cli_main
+    from searcheval_frames.cli import plugins
+
+    loaded = []
+
+    class Fake(EntryPoint):
+        def load(self):
+            @sef.measure("EntryP", cutoff=True)
+            def entry_p(rows):
+                return rows.relevant.filter(rows.rank <= rows.k).sum() / rows.k
+
+            loaded.append(self.name)
+            return entry_p
+
+    ep = Fake("mine", "my_pkg.measures", plugins.ENTRY_POINT_GROUP)
+    monkeypatch.setattr(plugins, "entry_points",
+                        lambda group: [ep] if group == plugins.ENTRY_POINT_GROUP else [])
+    code = cli_main([QRELS, RUNS[0], "-m", "EntryP@5", "-m", "P@5", "-f", "csv"])
+    out = capsys.readouterr().out
+    assert code == 0 and loaded == ["mine"]
+    table = pl.read_csv(out.encode())
+    assert table["EntryP@5"].to_list() == table["P@5"].to_list()
+    sef.unregister_measure("EntryP")
+
+
 def test_cli_plugin(tmp_path):
     plugin = tmp_path / "my_measures.py"
     plugin.write_text(textwrap.dedent("""
@@ -202,11 +230,24 @@ def test_cli_plugin(tmp_path):
     assert bad.returncode == 1 and "no such file" in bad.stderr
 
 
-def test_out_of_core_scan_parquet(tmp_path):
+def test_out_of_core_scan_parquet(tmp_path, monkeypatch):
+    from searcheval_frames.core import partitioned
+
+    monkeypatch.setattr(partitioned, "ROWS_PER_PART", 500)  # several parts of query ids
     path = tmp_path / "runs.parquet"
     sef.read_run(RUNS).write_parquet(path)
     ms = ["CustP@5", "P@5", "CustPpy@5", "CustR@10", "R@10"]
+    parts = []
+    real_map = partitioned.RunScan.map
+
+    def spy(self, fn, qrels):
+        out = real_map(self, fn, qrels)
+        parts.append(len(out))
+        return out
+
+    monkeypatch.setattr(partitioned.RunScan, "map", spy)
     lazy = quiet(sef.evaluate, pl.scan_parquet(path), QRELS, ms, per_query=True)
+    assert parts and parts[0] > 3  # really evaluated in parts
     wide = sef.pivot(lazy.collect() if isinstance(lazy, pl.LazyFrame) else lazy)
     assert same_columns(wide, {"CustP@5": "P@5", "CustPpy@5": "P@5", "CustR@10": "R@10"}) \
         == 3 * 4 * 38
