@@ -183,8 +183,8 @@ def test_fusion_optimisation_equals_builtin():
 def test_cli_entry_point_group(monkeypatch, capsys):
     from importlib.metadata import EntryPoint
 
-    from searcheval_frames.cli.main import main as cli_main
     from searcheval_frames.cli import plugins
+    from searcheval_frames.cli.main import main as cli_main
 
     loaded = []
 
