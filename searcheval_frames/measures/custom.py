@@ -13,8 +13,9 @@ Two ways to write it:
   pass as the built-ins.
 * **a Python function (slow).** With ``python=True`` the function receives a
   :class:`Rows` whose attributes are numpy arrays of one query and returns a float.
-  It is called once per (run, query): fine for hundreds of queries, slow for
-  millions (about 10-50 µs per call on top of the function itself).
+  It is called once per (run, query): fine for thousands of queries, slow for
+  millions (measured: about 0.1 ms per call on top of the function itself; 50,000
+  queries took 6.3 s against 1.7 s for the same measure as expressions).
 
 Rows a measure sees: the judged documents the run retrieved (unjudged ones are
 non-relevant for every built-in and are not passed), with ``rank`` their 1-based
