@@ -288,3 +288,52 @@ def test_report_by_slice_section_equals_compare_by(tmp_path):
     page = Path(path).read_text()
     assert 'id="slices"' in page and 'id="fig-slices"' in page
     assert (tmp_path / "rep" / "figures" / "slices.png").stat().st_size > 1000
+
+
+def test_two_slice_columns_are_their_combinations():
+    q = sef.read_queries(EXAMPLE / "queries.tsv").with_columns(
+        (pl.col("query").str.contains("(?i)what|how")).alias("question"))
+    run, qrels = sef.read_run(RUNS), sef.read_qrels(QRELS)
+    got = quiet(sef.evaluate, run, qrels, ["nDCG@10", "AP"], queries=q, by=["question", LENGTH])
+    assert got.columns[:3] == ["run", "question", "length"]
+    keys = q.select("query_id", "question", LENGTH)
+    n = 0
+    for (question, length), ids in keys.group_by("question", "length"):
+        ids_l = ids["query_id"].to_list()
+        want = quiet(sef.evaluate, filtered(run, ids_l), filtered(qrels, ids_l),
+                     ["nDCG@10", "AP"])
+        mine = got.filter(pl.col("question") == question, pl.col("length") == length)
+        assert mine.select("run", "measure", "value").equals(want), (question, length)
+        n += 1
+    assert n == keys.select("question", "length").unique().height >= 4
+
+
+@st.composite
+def paired_frame(draw):
+    n = draw(st.integers(4, 30))
+    values = st.sampled_from([0.0, 0.1, 0.2, 0.5, 0.8, 1.0])
+    rows = [(r, f"q{i}", m, draw(values)) for r in ("a", "b", "c") for i in range(n)
+            for m in ("P@5", "AP")]
+    groups = [draw(st.sampled_from(["x", "y"])) for _ in range(n)]
+    pq = pl.DataFrame(rows, schema=["run", "query_id", "measure", "value"], orient="row")
+    return pq, pl.DataFrame({"query_id": [f"q{i}" for i in range(n)], "g": groups})
+
+
+@settings(max_examples=25, deadline=None)
+@given(paired_frame(), st.sampled_from(["t", "wilcoxon", "sign"]))
+def test_compare_by_equals_compare_on_each_slice_generated(data, test):
+    from statsmodels.stats.multitest import multipletests
+
+    pq, q = data
+    s = quiet(sef.compare, pq, "a", queries=q, by="g", ci_method="t", test=test)
+    f = s.to_polars()
+    for (g,), ids in q.group_by("g"):
+        want = quiet(sef.compare, filtered(pq, ids["query_id"].to_list()), "a", ci_method="t",
+                     test=test).to_polars()
+        mine = f.filter(pl.col("g") == g).drop("g", "p_adjusted", "significant",
+                                               "detectable_delta", "small")
+        assert mine.drop_nans().equals(want.drop("p_adjusted", "significant").drop_nans())
+    p = f["p_value"].to_numpy()
+    ok = ~np.isnan(p)
+    np.testing.assert_allclose(f["p_adjusted"].to_numpy()[ok],
+                               multipletests(p[ok], method="holm")[1], rtol=1e-12)
