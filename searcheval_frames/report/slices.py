@@ -61,12 +61,14 @@ class SliceSection:
                      f"[{r['ci_low']:+.{d}f}, {r['ci_high']:+.{d}f}]",
                      f"{r['p_adjusted']:.3g}", _mdd(r["detectable_delta"], d), r["verdict"]]
             cls = {"better": "v-better", "worse": "v-worse"}.get(r["verdict"], "")
+            n_text = len(self.comparison.slices) + 1  # slice columns and measure: text
             body.append(f'<tr class="{cls}">' + "".join(
-                f"<td>{html.escape(c)}</td>" for c in cells) + "</tr>")
+                f'<td{" class=num" if i >= n_text and i < len(cells) - 1 else ""}>'
+                f"{html.escape(c)}</td>" for i, c in enumerate(cells)) + "</tr>")
         notes = "".join(f'<p class="warn">{html.escape(n)}</p>' for n in self.notes)
         return ('<section id="slices"><h2>By slice</h2>'
                 f"<p>{html.escape(self._intro())}</p>"
-                f'<table class="sef-slices"><thead><tr>{head}</tr></thead><tbody>'
+                f'<table class="sef-frame sef-slices" id="slices-table"><thead><tr>{head}</tr></thead><tbody>'
                 + "".join(body) + f"</tbody></table>{notes}</section>")
 
     def _intro(self) -> str:
