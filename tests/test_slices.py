@@ -319,7 +319,7 @@ def paired_frame(draw):
     return pq, pl.DataFrame({"query_id": [f"q{i}" for i in range(n)], "g": groups})
 
 
-@settings(max_examples=25, deadline=None)
+@settings(max_examples=15, deadline=None)
 @given(paired_frame(), st.sampled_from(["t", "wilcoxon", "sign"]))
 def test_compare_by_equals_compare_on_each_slice_generated(data, test):
     from statsmodels.stats.multitest import multipletests
@@ -337,3 +337,10 @@ def test_compare_by_equals_compare_on_each_slice_generated(data, test):
     ok = ~np.isnan(p)
     np.testing.assert_allclose(f["p_adjusted"].to_numpy()[ok],
                                multipletests(p[ok], method="holm")[1], rtol=1e-12)
+    # family="measure": one Holm family per measure, over its slices and pairs
+    per = quiet(sef.compare, pq, "a", queries=q, by="g", ci_method="t", test=test,
+                family="measure").to_polars()
+    for m in ("P@5", "AP"):
+        sub = per.filter(pl.col("measure") == m, pl.col("p_value").is_not_nan())
+        np.testing.assert_allclose(sub["p_adjusted"], multipletests(
+            sub["p_value"].to_numpy(), method="holm")[1], rtol=1e-12)

@@ -5,8 +5,9 @@
 :mod:`searcheval_frames.core.slicing` for what a slice is), then
 
 * corrects the p-values within the **whole family** of slice x measure x pair tests
-  (Holm by default): ``p_adjusted`` of a slice is not the one ``compare`` gives for
-  that slice alone, which corrects over its measures only;
+  (Holm by default; ``family="measure"``: one family per measure, over its slices and
+  pairs): ``p_adjusted`` of a slice is not the one ``compare`` gives for that slice
+  alone, which corrects over its measures only;
 * gives each row the **minimum detectable Δ** of the paired t-test at that slice's
   size: the smallest ``|Δ|`` found with ``power`` (0.8) at ``alpha``, from the
   noncentral t (:func:`~searcheval_frames.power`):
@@ -180,8 +181,16 @@ def by_slice(compare: Callable[..., Any], args: dict[str, Any]) -> SliceComparis
     if not frames:
         raise SearchEvalError("compare(by=...): no query to compare")
     frame = pl.concat(frames).sort(names, nulls_last=True, maintain_order=True)
-    adjusted = _st.adjust_pvalues(frame["p_value"].to_numpy().astype(np.float64),
-                                  _st.canonical_correction(correction))
+    pvals = frame["p_value"].to_numpy().astype(np.float64)
+    method = _st.canonical_correction(correction)
+    if compare_options.get("family", "all") == "measure":  # one family per measure
+        adjusted = np.full_like(pvals, np.nan)
+        meas = frame["measure"].to_numpy()
+        for m in dict.fromkeys(meas):
+            idx = np.flatnonzero(meas == m)
+            adjusted[idx] = _st.adjust_pvalues(pvals[idx], method)
+    else:
+        adjusted = _st.adjust_pvalues(pvals, method)
     frame = frame.with_columns(
         pl.Series("p_adjusted", adjusted, dtype=pl.Float64),
         pl.Series("significant", np.nan_to_num(adjusted, nan=1.0) <= alpha, dtype=pl.Boolean),
