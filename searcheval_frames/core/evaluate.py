@@ -137,10 +137,7 @@ def evaluate(
     _check_options(relevance_level, missing, depth, compat, names,
                    judged_only=judged_only, per_query=per_query, strategy=strategy)
     if by is not None or queries is not None:  # slices: per query, then per slice
-        return _evaluate_by(run, qrels, measures, queries, by, per_query, dict(
-            relevance_level=relevance_level, missing=missing, depth=depth,
-            judged_only=judged_only, compat=compat, columns=columns, names=names,
-            strategy=strategy))
+        return _evaluate_by(dict(locals()))  # every option (a new one too) passes through
     kind = input_kind(run)
     # canonical names: two spellings of one measure would share a name, so they raise;
     # as given: each spelling comes back under its own name
@@ -161,12 +158,15 @@ def evaluate(
     return to_native(result, kind)
 
 
-def _evaluate_by(run: Any, qrels: Any, measures: Any, queries: Any, by: Any, per_query: bool,
-                 options: dict[str, Any]) -> Any:
-    """:func:`evaluate` with ``by=``: the per-query values, cut into slices."""
+def _evaluate_by(args: dict[str, Any]) -> Any:
+    """:func:`evaluate` with ``by=`` (``args``: its arguments): the per-query values, cut
+    into slices."""
     from ..errors import SearchEvalError
     from .slicing import attach_slices, evaluate_by, slice_keys
 
+    options = dict(args)
+    run, qrels, measures = options.pop("run"), options.pop("qrels"), options.pop("measures")
+    queries, by, per_query = options.pop("queries"), options.pop("by"), options.pop("per_query")
     if by is None:
         raise SearchEvalError("evaluate(queries=...) is for slicing: add by='<column of "
                               "queries>' (or a polars expression over it)")
