@@ -80,6 +80,12 @@ _LAZY: dict[str, str] = {
     # evaluation at scale: the modules sef.spark and sef.dask
     "spark": "scale",
     "dask": "scale",
+    # your own measures, slices of the queries, chunk-level runs (issue 24)
+    "measure": "measures.custom",
+    "unregister_measure": "measures.custom",
+    "collapse": "frames.collapse",
+    "slice_forest": "figures.slices",
+    "slice_forest_data": "figures.slices",
 }
 
 __all__ = [

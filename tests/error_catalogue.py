@@ -165,6 +165,26 @@ CASES: list[Case] = [
          "baseline='bm25')",
          E.SearchEvalError,
          "Pass one of the run names listed in the message.", "Comparisons"),
+    # ------------------------------------------------------------------ slices, custom measures, chunks
+    Case("Slicing by a column the query metadata lacks",
+         "sef.evaluate(" + RUN + ", " + QRELS + ", ['P@5'], by='intent', "
+         "queries=pl.DataFrame({'query_id': ['q1'], 'length': ['short']}))",
+         E.MissingColumnError,
+         "Slice by a column of `queries=` (or add it), or pass a polars expression over "
+         "its columns, e.g. `by=pl.col('query').str.len_chars() > 30`.",
+         "Slices, custom measures and chunks"),
+    Case("A custom measure named like a built-in",
+         "sef.measure('P', cutoff=True)",
+         E.UnknownMeasureError,
+         "Give your measure its own name, e.g. `@sef.measure('MyP', cutoff=True)`.",
+         "Slices, custom measures and chunks"),
+    Case("Chunk ids and document ids mixed in one qrels",
+         "sef.collapse(pl.DataFrame({'query_id': 'q1', 'doc_id': ['d1#0', 'd2'], "
+         "'relevance': [1, 1]}))",
+         E.IdMismatchError,
+         "Judge at one level: give every label a chunk id (`doc#chunk`) or a document id, "
+         "then `sef.collapse(run, qrels=qrels)` puts run and qrels at one level.",
+         "Slices, custom measures and chunks"),
 ]
 
 

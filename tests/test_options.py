@@ -67,6 +67,11 @@ def _cases():
         cases.append(("compare", cmp, opt, bad))
     cases.append(("pivot", lambda **kw: sef.pivot(sef.evaluate(RUN, QRELS, "P@1"), **kw),
                   "index", "query"))
+    meta = pl.DataFrame({"query_id": ["1", "2"], "kind": ["x", "y"]})  # slices (issue 24)
+    for opt, bad in [("min_queries", 0), ("min_queries", 2.5), ("power", 1.5), ("power", 0.01)]:
+        cases.append(("compare", lambda **kw: sef.compare(_per_query(), baseline="a",
+                                                          queries=meta, by="kind", **kw),
+                      opt, bad))
     return cases
 
 

@@ -287,6 +287,7 @@ def compare(
     tie_tolerance: float = 1e-9,
     columns: Mapping[str, str] | None = None,
     test_options: Mapping[str, Any] | None = None,
+    queries: Any = None, by: Any = None, min_queries: int = 20,
     **evaluate_options: Any,
 ) -> Comparison:
     """Compare runs against baseline(s) query by query, with significance tests.
@@ -341,6 +342,8 @@ def compare(
         Map ``run``, ``query_id``, ``measure``, ``value`` to your column names.
     test_options
         Extra keyword arguments for the scipy test (e.g. ``{"zero_method": "pratt"}``).
+    queries, by, min_queries
+        Slices: compare within each slice (:mod:`searcheval_frames.analysis.slices`).
     **evaluate_options
         Passed to ``evaluate`` in runs + qrels mode (``relevance_level=2`` ...).
 
@@ -367,6 +370,9 @@ def compare(
     <BLANKLINE>
     Δ abs (rel): absolute difference after − before, and relative change in % of before. ...
     """
+    if by is not None or queries is not None:  # compare within each slice of the queries
+        from .slices import by_slice
+        return by_slice(compare, dict(locals()))  # type: ignore[return-value]
     test = _st.canonical_test(test)
     correction = _st.canonical_correction(correction)
     ci_method = _st.canonical_ci_method(ci_method)  # type: ignore[assignment]

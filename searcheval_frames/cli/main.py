@@ -110,6 +110,9 @@ def build_parser() -> argparse.ArgumentParser:
                    default="trec_eval-10",
                    help="trec_eval version to agree with (9 = pytrec_eval; differs only "
                         "in iprec_at_recall/11pt_avg)")
+    p.add_argument("--plugin", metavar="FILE.py", action="append",
+                   help="a Python file registering custom measures with @sef.measure "
+                        "(repeatable; also the 'searcheval_frames.measures' entry points)")
     p.add_argument("--list-measures", action="store_true",
                    help="list the available measures and exit")
     p.add_argument("--version", action="version", version=f"searcheval {__version__}")
@@ -304,6 +307,13 @@ def main(argv: Sequence[str] | None = None) -> int:
     searcheval 0.1.0
     """
     argv = list(sys.argv[1:] if argv is None else argv)
+    try:  # custom measures: --plugin FILE and the entry point group, for every subcommand
+        from .plugins import load_plugins
+
+        argv = load_plugins(argv)
+    except SearchEvalError as exc:
+        print(f"searcheval: error: {_one_line(exc)}", file=sys.stderr)
+        return EXIT_INPUT
     if argv[:1] == ["report"]:  # `searcheval report QRELS RUN...`: the main job
         from .report import main as report_main
 

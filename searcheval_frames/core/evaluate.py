@@ -34,6 +34,7 @@ import polars as pl
 from ..frames import (
     Blocks,
     _run_frame,
+    _to_polars,
     input_kind,
     is_path,
     qrels_frame,
@@ -68,6 +69,8 @@ def evaluate(
     columns: Mapping[str, str] | None = None,
     names: Literal["canonical", "as_given"] = "canonical",
     strategy: Strategy = "auto",
+    queries: Any = None,
+    by: Any = None,
 ) -> Any:
     """Evaluate one or many runs against relevance labels.
 
@@ -106,6 +109,13 @@ def evaluate(
     strategy
         Ranking strategy (see :mod:`searcheval_frames.ranking`); results are
         identical, only speed differs.
+    queries, by
+        Slices (:mod:`searcheval_frames.core.slicing`): ``by`` is a column of the
+        query-metadata frame ``queries`` (``query_id`` plus attributes), a polars
+        expression over it, or a list of them. The result then has the slice
+        columns and ``n_queries``: ``run, <by>, measure, n_queries, value``, each
+        value equal to evaluating the queries of that slice alone; with
+        ``per_query=True`` each query row carries its slice.
 
     Returns
     -------
@@ -126,6 +136,8 @@ def evaluate(
     """
     _check_options(relevance_level, missing, depth, compat, names,
                    judged_only=judged_only, per_query=per_query, strategy=strategy)
+    if by is not None or queries is not None:  # slices: per query, then per slice
+        return _evaluate_by(dict(locals()))  # every option (a new one too) passes through
     kind = input_kind(run)
     # canonical names: two spellings of one measure would share a name, so they raise;
     # as given: each spelling comes back under its own name
@@ -144,6 +156,25 @@ def evaluate(
     if names == "as_given":
         result = _as_given(result, measures)
     return to_native(result, kind)
+
+
+def _evaluate_by(args: dict[str, Any]) -> Any:
+    """:func:`evaluate` with ``by=`` (``args``: its arguments): the per-query values, cut
+    into slices."""
+    from ..errors import SearchEvalError
+    from .slicing import attach_slices, evaluate_by, slice_keys
+
+    options = dict(args)
+    run, qrels, measures = options.pop("run"), options.pop("qrels"), options.pop("measures")
+    queries, by, per_query = options.pop("queries"), options.pop("by"), options.pop("per_query")
+    if by is None:
+        raise SearchEvalError("evaluate(queries=...) is for slicing: add by='<column of "
+                              "queries>' (or a polars expression over it)")
+    keys = slice_keys(queries, by)  # bad by= fails before any work
+    long = _to_polars(evaluate(run, qrels, measures, per_query=True, **options), "run")
+    long = long.collect() if isinstance(long, pl.LazyFrame) else long
+    out = attach_slices(long, keys) if per_query else evaluate_by(long, keys)
+    return to_native(out, input_kind(run))
 
 
 def _run_from(

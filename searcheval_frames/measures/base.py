@@ -218,6 +218,19 @@ def register(cls: type[Family]) -> type[Family]:
     return cls
 
 
+def family_of(name: str) -> str | None:
+    """The family a name or alias (any case) registers, or None (used by ``custom``)."""
+    hit = _ALIASES.get(name.lower())
+    return hit[0] if hit else None
+
+
+def unregister(family: str) -> None:
+    """Remove a family and its aliases from the registry (used by ``custom``)."""
+    REGISTRY.pop(family, None)
+    for key in [k for k, (f, _) in _ALIASES.items() if f == family]:
+        del _ALIASES[key]
+
+
 def alias(name: str, family: str, **fixed: Any) -> None:
     """Register an alternative spelling; ``fixed`` may pin a cutoff."""
     _ALIASES[name.lower()] = (family, fixed)

@@ -46,6 +46,7 @@ def report(
     digits: int = 3,
     progress: bool | None = None,
     command: str | None = None,
+    by: Any = None,
 ) -> Report:
     """Turn runs and qrels into a before/after report a team can read.
 
@@ -105,6 +106,11 @@ def report(
         than ~2 s; ``None``: on (it only appears after 2 s).
     command
         The command line that made the report (recorded in the provenance).
+    by
+        Slices: a column of ``queries`` (query metadata with ``query_id``) or a polars
+        expression over it; adds a "By slice" section (``compare(by=)``: per-slice Δ,
+        intervals, p-values corrected over every slice test, minimum detectable Δ)
+        and its forest plot (:func:`~searcheval_frames.slice_forest`).
 
     Returns
     -------
@@ -130,7 +136,7 @@ def report(
         test=test, correction=correction, alpha=alpha, ci=ci, ci_method=ci_method,
         n_resamples=n_resamples,
         seed=seed, relevance_level=relevance_level, min_judged=min_judged, figures=figures,
-        digits=digits, progress=progress, command=command,
+        digits=digits, progress=progress, command=command, by=by,
     )
     return Report(data, input_kind(runs))
 

@@ -87,6 +87,7 @@ class ReportData:
     min_judged: float = 0.9
     digits: int = 3
     power: str = ""  # how large a change the queries can detect (sef.power)
+    slices: Any = None  # report.slices.SliceSection when by= is given
 
 
 def _render(ax: Any, name: str, title: str, caption: str, tmp: Path) -> Figure:
@@ -299,10 +300,24 @@ def build(runs: Any, qrels: Any, **options: Any) -> ReportData:
                                 "depth": o["depth"]}, run_df, qrels_df, cmp)
         times["figures"] = time.perf_counter() - t
 
+    slices = None
+    if o.get("by") is not None:  # the "By slice" section (report/slices.py)
+        from .slices import slice_section
+
+        slices = slice_section(cmp.per_query, queries=o["queries"], by=o["by"], baseline=base,
+                               run=run, focus=focus, figures=o["figures"], render=_render,
+                               digits=o["digits"], options=dict(
+                                   test=o["test"], correction=o["correction"], alpha=o["alpha"],
+                                   ci=o["ci"], ci_method=o["ci_method"],
+                                   n_resamples=o["n_resamples"], seed=o["seed"]))
+        figures += [slices.figure] if slices.figure is not None else []
+
     inputs = (describe_input(runs, run_df, "run") + describe_input(qrels, qrels_df, "qrels")
               + describe_input(o["queries"], queries, "queries")
               + describe_input(o["docs"], docs, "docs"))
-    shown = {k: v for k, v in o.items() if k not in ("queries", "docs", "command")}
+    shown = {k: v for k, v in o.items() if k not in ("queries", "docs", "command", "by")}
+    if o.get("by") is not None:
+        shown["by"] = [str(b) for b in (o["by"] if isinstance(o["by"], list) else [o["by"]])]
     shown.update(baseline=base, run=run, focus=focus)
     title = o["title"] or f"Search quality: {run} vs {base}"
     return ReportData(
@@ -312,7 +327,7 @@ def build(runs: Any, qrels: Any, **options: Any) -> ReportData:
         headline=overall([v[0] for v in verdicts]), losses=losses, wins=wins, figures=figures,
         notes=notes, provenance=provenance(inputs, shown, o.get("command")), timings=times,
         n_queries=int(cmp.means.get_column("n_queries").max() or 0),  # type: ignore[arg-type]
-        min_judged=o["min_judged"], digits=o["digits"], power=power_note,
+        min_judged=o["min_judged"], digits=o["digits"], power=power_note, slices=slices,
     )
 
 

@@ -192,6 +192,7 @@ def fragment(data: ReportData) -> str:
         "</section>",
         '<section id="summary"><h2>All runs</h2>', summary, "</section>",
         '<section id="before-after"><h2>Before → after</h2>', before_after, "</section>",
+        data.slices.html() if data.slices is not None else "",
         '<section id="figures"><h2>Figures</h2>', _figures(data), "</section>",
         '<section id="coverage"><h2>Judged coverage</h2>', _coverage(data), "</section>",
         f'<section id="losses"><h2>Queries that got worse ({n_loss} on {_e(data.focus)}; '

@@ -59,6 +59,8 @@ def markdown(data: ReportData, figures_dir: str = "figures") -> str:
                         columns=["before", "after", "delta", "ci", "p_adjusted", "wtl"],
                         digits=data.digits).to_markdown(), "",
               "## Figures", ""]
+    if data.slices is not None:  # the "By slice" section, before the figures
+        lines[-2:-2] = data.slices.markdown(figures_dir)
     for f in data.figures:
         lines += [f"![{f.title}]({figures_dir}/{f.name}.png)", "",
                   f"*{f.title}.* {f.caption} ([SVG]({figures_dir}/{f.name}.svg))", ""]

@@ -23,6 +23,7 @@ from ..core.results import _spellings
 from ..errors import SearchEvalError
 from ..frames import DEFAULT_RUN_NAME, QRELS_COLUMNS, _resolve_columns, _run_frame, qrels_frame
 from ..measures import Measure, parse_measures
+from ..measures.custom import install_definitions, ship_definitions
 from ..options import check_bool, check_optional_int
 
 __all__ = ["Options", "evaluate_part", "plan", "resolve"]
@@ -54,6 +55,8 @@ class Options:
             raise SearchEvalError(f"{func}(columns=...): must be a dict such as "
                                   f"{{'query_id': 'topic'}}; got {columns!r}")
         self.measure_names = [m.name for m in ms]
+        # custom measures (@sef.measure) travel with the options and register in a worker
+        self.custom = ship_definitions(ms)
         # a diversity measure (alpha-nDCG) reads the qrels' subtopic column, as in memory
         self.subtopics = any(_by_subtopic(m) for m in ms)
         # (canonical name, spelling) per requested measure: names="as_given" labels the
@@ -66,6 +69,7 @@ class Options:
 
     @property
     def measures(self) -> list[Measure]:
+        install_definitions(self.custom)
         return parse_measures(self.measure_names)
 
     @property
