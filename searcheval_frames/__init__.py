@@ -80,6 +80,11 @@ _LAZY: dict[str, str] = {
     # evaluation at scale: the modules sef.spark and sef.dask
     "spark": "scale",
     "dask": "scale",
+    # automatic relevance judges (issue 23): the module sef.judges and its main functions
+    "judges": "evalset",
+    "judge": "evalset.judges",
+    "judge_agreement": "evalset.judges",
+    "fill_holes": "evalset.judges",
 }
 
 __all__ = [

@@ -11,10 +11,12 @@ Modules, low to high (each imports only those before it):
 * ``merge``: :func:`merge_labels`.
 * ``agreement``: :func:`agreement`, Cohen's and Fleiss' kappa.
 * ``widget``: :func:`label_widget` (anywidget is imported only when it is used).
+* ``judges``: automatic judges (:func:`~.judges.judge`, calibration, filling holes).
 """
 
 from typing import Any
 
+from . import judges
 from .agreement import Agreement, agreement, cohen_kappa, confusion_matrix, fleiss_kappa
 from .merge import MergeResult, merge_labels
 from .pooling import coverage, holes, metric_bounds, pool
@@ -33,6 +35,7 @@ __all__ = [
     "fleiss_kappa",
     "holes",
     "import_label_sheet",
+    "judges",
     "label_widget",
     "merge_labels",
     "metric_bounds",

@@ -92,13 +92,20 @@ def _parse_line(line: bytes) -> dict[str, Any]:
         label = _parse_label(label, None)
         if label is None:
             raise ValueError(f"label {obj['label']!r} is not an integer")
-    return {
+    rec = {
         "query_id": str(obj["query_id"]),
         "doc_id": str(obj["doc_id"]),
         "label": label,
         "assessor": str(obj.get("assessor") or ""),
         "time": str(obj.get("time") or ""),
     }
+    extra = {k: v for k, v in obj.items() if k not in _CORE_KEYS}
+    if extra:  # provenance written with append(meta=...), e.g. an automatic judge's
+        rec["meta"] = extra
+    return rec
+
+
+_CORE_KEYS = frozenset({"query_id", "doc_id", "label", "assessor", "time", "crc"})
 
 
 _RECORD_SCHEMA = {
@@ -222,6 +229,11 @@ class LabelStore:
             pl.col("time").str.to_datetime("%Y-%m-%dT%H:%M:%S%.fZ", time_zone="UTC", strict=False)
         )
 
+    def meta_records(self) -> list[dict[str, Any]]:
+        """The lines written with ``meta`` (oldest first): each record with its ``meta``."""
+        self._refresh()
+        return [r for r in self._records if "meta" in r]
+
     def labels(self) -> pl.DataFrame:
         """The current labels: the latest line per (assessor, query, document).
 
@@ -339,11 +351,13 @@ class LabelStore:
         label: Any,
         *,
         assessor: str | None = None,
+        meta: dict[str, Any] | None = None,
     ) -> dict[str, Any]:
         """Record one label now (written and fsync-ed before returning).
 
-        ``label`` is an integer (or a grade name when ``grades`` is a mapping). Returns the
-        record written.
+        ``label`` is an integer (or a grade name when ``grades`` is a mapping). ``meta``:
+        extra JSON fields kept on the line (provenance, e.g. an automatic judge's model
+        and cache key; see :meth:`meta_records`). Returns the record written.
         """
         try:
             value = _parse_label(label, self._lookup)
@@ -371,6 +385,7 @@ class LabelStore:
             "assessor": self.assessor if assessor is None else str(assessor),
             "time": _now(),
         }
+        rec.update({k: v for k, v in (meta or {}).items() if k not in _CORE_KEYS})
         self._write(rec)
         return rec
 
