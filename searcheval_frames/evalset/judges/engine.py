@@ -42,7 +42,7 @@ class FunctionJudge:
 
     def __init__(self, fn: Any, batch_size: int = 32) -> None:
         self.fn = fn
-        self.name = str(getattr(fn, "name", None) or getattr(fn, "__qualname__", None)
+        self.name = str(getattr(fn, "name", None) or getattr(fn, "__name__", None)
                         or type(fn).__name__)
         try:
             source = inspect.getsource(fn)
@@ -54,7 +54,8 @@ class FunctionJudge:
         self.batch_size = batch_size
 
     def identity(self) -> dict[str, Any]:
-        return {"function": self.name, "source": self.source_sha256,
+        return {"function": self.name, "qualname": str(getattr(self.fn, "__qualname__", "")),
+                "source": self.source_sha256,
                 "version": str(getattr(self.fn, "version", "")), "params": self.params}
 
 
@@ -223,7 +224,7 @@ def _run_ask(s: _Session, todo: list[tuple[str, str, str, str, str]], bar: Any) 
         running: dict[cf.Future[Any], tuple[str, str, str]] = {}
         try:
             while True:
-                while len(running) < 2 * j.max_concurrency:
+                while len(running) < j.max_concurrency:
                     item = next(it, None)
                     if item is None:
                         break
