@@ -4,23 +4,30 @@ cached and resumable (:func:`judge`), calibrated against human labels
 
 Modules, low to high: ``prompt`` (templates, reading a grade), ``texts`` (the pairs a
 judge sees), ``adapter`` (:class:`OpenAICompatible`), ``engine`` (:func:`judge`),
+``stats`` (kappa, alpha, tau_AP), ``calibrate`` (:func:`judge_agreement`),
 ``stub`` (:class:`StubServer`, a local OpenAI-compatible server for demos and tests).
 """
 
 from .adapter import OpenAICompatible
+from .calibrate import JudgeAgreement, judge_agreement
 from .engine import DryRun, JudgeResult, judge
 from .prompt import JudgeAnswerError, PromptTemplate, load_prompt, parse_grade
+from .stats import krippendorff_alpha, tau_ap
 from .stub import StubServer, overlap_grade
 
 __all__ = [
     "DryRun",
+    "JudgeAgreement",
     "JudgeAnswerError",
     "JudgeResult",
     "OpenAICompatible",
     "PromptTemplate",
     "StubServer",
     "judge",
+    "judge_agreement",
+    "krippendorff_alpha",
     "load_prompt",
     "overlap_grade",
     "parse_grade",
+    "tau_ap",
 ]
