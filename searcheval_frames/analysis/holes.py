@@ -92,10 +92,15 @@ def with_unjudged(per_query: Any, runs: Any, qrels: Any, measures: Any, unjudged
     """``compare``'s hook: (per-query values, no runs, no qrels) for ``unjudged``.
 
     Document in :func:`~searcheval_frames.compare`: ``"nonrelevant"``, ``"relevant"`` or
-    ``"judge"`` (see this module); needs runs, ``qrels=`` and ``measures=``.
+    ``"judge"`` (see this module); needs runs, ``qrels=`` and ``measures=``. The evaluate
+    options (``compare``'s ``**evaluate_options`` dict) are used here and then emptied:
+    ``compare`` goes on with per-query values, to which they do not apply.
     """
     check_choice("compare", "unjudged", unjudged, UNJUDGED, example="unjudged='judge'")
     if qrels is None or measures is None:
         raise SearchEvalError("compare(unjudged=...): pass the runs, qrels= and measures=")
     run_input = runs if runs is not None else per_query
-    return unjudged_per_query(run_input, qrels, measures, unjudged, evaluate_options), None, None
+    out = unjudged_per_query(run_input, qrels, measures, unjudged, dict(evaluate_options))
+    if isinstance(evaluate_options, dict):
+        evaluate_options.clear()
+    return out, None, None

@@ -15,6 +15,7 @@ from typing import Any
 from ..frames import input_kind
 from .build import DEFAULT_MEASURES, ReportData, build
 from .document import Report
+from .judges import add_judge_sections
 
 __all__ = ["DEFAULT_MEASURES", "Report", "ReportData", "report"]
 
@@ -46,6 +47,7 @@ def report(
     digits: int = 3,
     progress: bool | None = None,
     command: str | None = None,
+    judge_agreement: Any = None,
 ) -> Report:
     """Turn runs and qrels into a before/after report a team can read.
 
@@ -105,6 +107,10 @@ def report(
         than ~2 s; ``None``: on (it only appears after 2 s).
     command
         The command line that made the report (recorded in the provenance).
+    judge_agreement
+        A :func:`~searcheval_frames.judge_agreement` result: adds a calibration section
+        and figure. Qrels with a ``source`` column of judge labels (``sef.fill_holes``)
+        add a section on which verdicts depend on the holes.
 
     Returns
     -------
@@ -132,6 +138,7 @@ def report(
         seed=seed, relevance_level=relevance_level, min_judged=min_judged, figures=figures,
         digits=digits, progress=progress, command=command,
     )
+    add_judge_sections(data, runs, qrels, judge_agreement, relevance_level, figures)
     return Report(data, input_kind(runs))
 
 

@@ -87,6 +87,7 @@ class ReportData:
     min_judged: float = 0.9
     digits: int = 3
     power: str = ""  # how large a change the queries can detect (sef.power)
+    sections: list[Any] = field(default_factory=list)  # extra sections (report/judges.py)
 
 
 def _render(ax: Any, name: str, title: str, caption: str, tmp: Path) -> Figure:
