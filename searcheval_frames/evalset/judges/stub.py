@@ -129,6 +129,7 @@ class StubServer:
         q, p = m.group("query"), m.group("passage")
         if (self.malformed_every and n % self.malformed_every == 0) or any(
                 s in p for s in self.always_malformed):
+            self.faults["malformed"] += 1
             return 200, "This passage looks fairly relevant to me.", False
         with self._lock:
             self.answers[(q, p)] += 1
