@@ -16,7 +16,6 @@ Modules, low to high (each imports only those before it):
 
 from typing import Any
 
-from . import judges
 from .agreement import Agreement, agreement, cohen_kappa, confusion_matrix, fleiss_kappa
 from .merge import MergeResult, merge_labels
 from .pooling import coverage, holes, metric_bounds, pool
@@ -44,6 +43,10 @@ __all__ = [
 
 
 def __getattr__(name: str) -> Any:
+    if name == "judges":  # the automatic judges load on first use
+        import importlib
+
+        return importlib.import_module(f"{__name__}.judges")
     if name == "label_widget":
         from .widget import label_widget
 
