@@ -347,3 +347,33 @@ def test_sigkill_at_random_moments_then_resume_repeats_no_answered_pair(example_
           f"{len(text_of)} pairs, {repeats} repeated (in flight at a kill), "
           f"{violations} repeats of journaled pairs")
     (tmp_path / "summary.json").write_text(json.dumps({"kills": kills, "repeats": repeats}))
+
+
+def test_two_processes_on_one_journal_at_once_rarely_ask_the_same_pair(example_pairs,
+                                                                        tmp_path):
+    pairs = example_pairs.head(300)
+    pairs.write_parquet(tmp_path / "pairs.parquet")
+    (tmp_path / "run.py").write_text(_SCRIPT)
+    path = tmp_path / "judge.jsonl"
+    env = {**os.environ, "PYTHONPATH": str(REPO)}
+    server = StubServer(delay=0.004).start()
+    try:
+        procs = [subprocess.Popen([sys.executable, str(tmp_path / "run.py"),
+                                   str(tmp_path / "pairs.parquet"), server.url, str(path)],
+                                  env=env) for _ in range(2)]
+        assert [p.wait(timeout=300) for p in procs] == [0, 0]
+        # a third notebook afterwards asks nothing at all
+        after = sef.judge(pairs, _judge(server.url), journal=path, progress=False)
+    finally:
+        server.stop()
+    assert after.calls == 0 and after.qrels.height == 300
+    text_of = {(a, b): (q, t) for a, b, q, t in pairs.iter_rows()}
+    labels = {(a, b): g for a, b, g in sef.LabelStore(path).qrels().iter_rows()}
+    assert labels == {p: overlap_grade(*text_of[p]) for p in text_of}
+    repeats = sum(server.answers.values()) - 300
+    print(f"\ntwo processes at once: {sum(server.answers.values())} answers for 300 pairs, "
+          f"{repeats} asked by both")
+    # Each process asks in its own random order and skips what the other has journaled,
+    # so only pairs in flight in the other process are asked twice: about
+    # max_concurrency * ln(pairs) ~ 23 here; in one shared order it would be ~all 300.
+    assert repeats <= 75

@@ -16,6 +16,8 @@ import hashlib
 import inspect
 import json
 import os
+import random
+import time
 import warnings
 from dataclasses import dataclass, field
 from datetime import UTC, datetime
@@ -388,6 +390,9 @@ def judge(
     per_call = 1 if hasattr(j, "ask") else j.batch_size
     if budget is not None and len(rows) > budget * per_call:
         rows, stopped = rows[: budget * per_call], "budget"
+    # each process asks in its own order: two notebooks judging the same pool at once
+    # on one journal then skip each other's answers instead of asking the same pairs
+    random.Random(f"{os.getpid()}-{time.time_ns()}").shuffle(rows)
     bar = _progress(len(rows), progress, j.name)
     try:
         if hasattr(j, "ask"):
