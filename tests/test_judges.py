@@ -377,3 +377,45 @@ def test_two_processes_on_one_journal_at_once_rarely_ask_the_same_pair(example_p
     # so only pairs in flight in the other process are asked twice: about
     # max_concurrency * ln(pairs) ~ 23 here; in one shared order it would be ~all 300.
     assert repeats <= 75
+
+
+@given(st.integers(0, 6), st.integers(0, 6), st.integers(0, 6), st.integers(0, 2))
+@settings(max_examples=12, deadline=None)
+def test_faults_never_give_a_wrong_label_only_errors(rate_every, error_every, bad_every,
+                                                      retries):
+    """Whatever the server does, a pair ends with the server's grade or an error, never a
+    guessed one, and every pair is accounted for."""
+    import tempfile
+
+    pairs = judge_pairs(
+        {"query_id": [f"q{i % 3}" for i in range(24)], "doc_id": [f"d{i}" for i in range(24)],
+         "query": [["hnsw index", "bm25 ranking", "pinecone upsert"][i % 3] for i in range(24)],
+         "text": [f"doc {i} about hnsw bm25 ranking index upsert"[: 10 + 3 * i]
+                  for i in range(24)]})
+    server = StubServer(rate_limit_every=rate_every + 1 if rate_every else 0,
+                        error_every=error_every + 1 if error_every else 0,
+                        malformed_every=bad_every + 1 if bad_every else 0).start()
+    try:
+        with tempfile.TemporaryDirectory() as d, warnings.catch_warnings():
+            warnings.simplefilter("ignore")
+            res = sef.judge(pairs, _judge(server.url, retries=retries, max_concurrency=3),
+                            journal=Path(d) / "j.jsonl", progress=False)
+    finally:
+        server.stop()
+    want = _expected(pairs)
+    got = {(a, b): g for a, b, g in res.qrels.iter_rows()}
+    assert all(want[p] == g for p, g in got.items())
+    failed = set(res.errors.select("query_id", "doc_id").iter_rows())
+    assert failed.isdisjoint(got) and failed | set(got) == set(want)
+
+
+def test_adapter_called_on_a_frame_and_progress_bar(example_pairs, tmp_path, stub, capsys):
+    few = example_pairs.head(4)
+    j = _judge(stub.url)
+    out = j(few)
+    assert out.select("query_id", "doc_id", "relevance").rows() == [
+        (a, b, g) for (a, b), g in _expected(few).items()]
+    assert out["rationale"].str.starts_with("##final score").all()
+    sef.judge(example_pairs.head(6), j, journal=tmp_path / "j.jsonl", progress=True)
+    assert "judge:stub-model" in capsys.readouterr().err
+    j.close()
