@@ -70,8 +70,9 @@ def test_an_answer_without_a_grade_is_an_error_never_zero(text):
     except JudgeAnswerError:
         return
     # accepted only when the text states a grade: a bare number or 'final score: N'
-    assert str(g) in text
-    assert text.strip().strip("\"'*#()[].").strip() == str(g) or "score" in text.lower()
+    core = text.strip().strip("\"'*#()[].").strip()
+    bare = core.lstrip("-").isascii() and core.lstrip("-").isdigit() and int(core) == g
+    assert bare or "score" in text.lower()
 
 
 @pytest.mark.parametrize("answer,grade", [

@@ -185,19 +185,25 @@ class _Session:
 
     def refresh(self) -> None:
         """Take in journal lines written since the last look (by us or another process)."""
-        recs = self.store.meta_records()
-        for rec in recs[self._seen:]:
+        recs = self.store.meta_records(start=self._seen)
+        for rec in recs:
             key = rec["meta"].get("key")
             if key:
                 self.cache[key] = rec
-        self._seen = len(recs)
+        if recs:
+            self._seen = recs[-1]["index"] + 1
 
-    def record(self, key: str, qid: str, did: str, grade: int, rationale: str) -> None:
-        meta = {"key": key, "judge": self.j.name, "model": getattr(self.j, "model", self.j.name),
-                "prompt_sha256": self.prompt_sha256,
-                "params": getattr(self.j, "params", {}), "rationale": rationale[:2000]}
-        rec = self.store.append(qid, did, grade, meta=meta)
-        self.cache[key] = {**rec, "meta": meta}
+    def record(self, answers: list[tuple[str, str, str, int, str]]) -> None:
+        """Journal ``(key, query_id, doc_id, grade, rationale)`` answers: one write, one fsync."""
+        metas = [{"key": key, "judge": self.j.name,
+                  "model": getattr(self.j, "model", self.j.name),
+                  "prompt_sha256": self.prompt_sha256, "params": getattr(self.j, "params", {}),
+                  "rationale": why[:2000]} for key, _, _, _, why in answers]
+        recs = self.store.append_many(
+            (qid, did, grade, meta) for (_, qid, did, grade, _), meta in zip(answers, metas,
+                                                                           strict=True))
+        for rec, meta in zip(recs, metas, strict=True):
+            self.cache[meta["key"]] = {**rec, "meta": meta}
 
     def fail(self, key: str, qid: str, did: str, exc: BaseException) -> None:
         rec = {"query_id": qid, "doc_id": did, "key": key, "judge": self.j.name,
@@ -238,6 +244,7 @@ def _run_ask(s: _Session, todo: list[tuple[str, str, str, str, str]], bar: Any) 
                 if not running:
                     break
                 done, _ = cf.wait(running, return_when=cf.FIRST_COMPLETED)
+                answers = []
                 for fut in done:
                     key, qid, did = running.pop(fut)
                     try:
@@ -245,9 +252,10 @@ def _run_ask(s: _Session, todo: list[tuple[str, str, str, str, str]], bar: Any) 
                     except (JudgeAnswerError, SearchEvalError) as exc:
                         s.fail(key, qid, did, exc)
                     else:
-                        s.record(key, qid, did, grade, answer)
-                    if bar is not None:
-                        bar.update(1)
+                        answers.append((key, qid, did, grade, answer))
+                s.record(answers)  # the answers that arrived together: one fsync
+                if bar is not None:
+                    bar.update(len(done))
                 s.refresh()
         finally:
             for fut in running:
@@ -286,6 +294,7 @@ def _run_function(s: _Session, todo: list[tuple[str, str, str, str, str]], kind:
             for key, qid, did, _, _ in chunk:
                 s.fail(key, qid, did, exc)
             continue
+        answers = []
         for key, qid, did, _, _ in chunk:
             g, why = got.get((qid, did), (None, ""))
             ok = isinstance(g, int) and not isinstance(g, bool)
@@ -293,7 +302,8 @@ def _run_function(s: _Session, todo: list[tuple[str, str, str, str, str]], kind:
                 s.fail(key, qid, did, JudgeAnswerError(
                     f"judge {j.name!r} gave {g!r} for ({qid!r}, {did!r}); grades are integers"))
             else:
-                s.record(key, qid, did, int(g), why)
+                answers.append((key, qid, did, int(g), why))
+        s.record(answers)
         if bar is not None:
             bar.update(len(chunk))
 

@@ -94,8 +94,8 @@ def load_prompt(prompt: str | Path | PromptTemplate = "umbrela") -> PromptTempla
     return PromptTemplate(name, system.strip(), user.strip())
 
 
-_FINAL = re.compile(r"final\s*score\s*[:=]\s*\**\s*(-?\d+(?:\.0+)?)\b", re.IGNORECASE)
-_ALONE = re.compile(r"^\s*[\"'*#(\[]*\s*(-?\d+)\s*[\"'*)\].]*\s*$")
+_FINAL = re.compile(r"final\s*score\s*[:=]\s*\**\s*(-?\d+(?:\.0+)?)\b", re.IGNORECASE | re.ASCII)
+_ALONE = re.compile(r"^\s*[\"'*#(\[]*\s*(-?\d+)\s*[\"'*)\].]*\s*$", re.ASCII)
 
 
 def parse_grade(answer: str, grades: tuple[int, ...] = (0, 1, 2, 3)) -> int:
