@@ -195,3 +195,42 @@ def test_pandas_in_pandas_out_and_no_shared_pair():
     other = h.assign(doc_id=["x", "y"])
     with pytest.raises(sef.IdMismatchError, match="no \\(query, document\\) pair"):
         sef.judge_agreement(h, other)
+
+
+@pytest.mark.shared
+def test_real_trec_dl19_labels_against_a_lexical_judge_equal_the_oracles():
+    """NIST's graded DL19 labels vs a word-overlap judge on the judged BM25 top-100
+    passages (real texts): every statistic equals its oracle, and the rankings of the 7
+    published runs are compared as scipy does."""
+    import json
+
+    from conftest import shared_path
+
+    from searcheval_frames.evalset.judges import overlap_grade
+
+    root = shared_path("trec_dl_passage")
+    cand = json.loads((root / "candidates" / "bm25_top100_with_text.dl19.json").read_text())
+    text = {(str(h["qid"]), str(h["docid"])): (e["query"], h["content"])
+            for e in cand for h in e["hits"]}
+    human = sef.read_qrels(root / "qrels.dl19-passage.txt")
+    rows = [(q, d, r, overlap_grade(*text[(q, d)])) for q, d, r in human.iter_rows()
+            if (q, d) in text]
+    assert len(rows) > 2000
+    h, j = _frames(rows)
+    files = sorted((root / "runs").glob("run.dl19-passage.*.txt"))
+    runs = sef.read_run(files, name=[f.name.split("passage.")[1][:-4] for f in files])
+    ag = sef.judge_agreement(h, j, runs=runs, measures=["nDCG@10", "AP"], n_resamples=20)
+    got = dict(ag.frame.select("statistic", "value").iter_rows())
+    a, b = np.array([r[2] for r in rows]), np.array([r[3] for r in rows])
+    assert got["cohen_kappa"] == pytest.approx(cohen_kappa_score(a, b), abs=1e-12)
+    assert got["weighted_kappa_quadratic"] == pytest.approx(
+        cohen_kappa_score(a, b, weights="quadratic"), abs=1e-12)
+    assert got["krippendorff_alpha_ordinal"] == pytest.approx(
+        krippendorff.alpha(np.array([a, b]), level_of_measurement="ordinal"), abs=1e-12)
+    for measure in ("nDCG@10", "AP"):
+        r = ag.rankings.filter(pl.col("measure") == measure)
+        row = ag.systems.filter(pl.col("measure") == measure).row(0, named=True)
+        assert row["n_systems"] == 7
+        assert row["kendall_tau"] == pytest.approx(kendalltau(r["human"], r["judge"])[0])
+        assert row["tau_ap"] == pytest.approx(_tau_ap_reference(r["human"].to_list(),
+                                                                r["judge"].to_list()))
