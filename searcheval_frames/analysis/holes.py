@@ -3,8 +3,8 @@
 
 * ``"nonrelevant"``: only human labels; a hole counts as non-relevant (trec_eval).
 * ``"relevant"``: only human labels, and every hole a compared run retrieved within a
-  measure's cutoff (all retrieved for measures without one) counts as relevant at grade
-  ``max(1, relevance_level)``: the optimistic bound.
+  measure's cutoff (all retrieved for measures without one), in a query with human
+  labels, counts as relevant at grade ``max(1, relevance_level)``: the optimistic bound.
 * ``"judge"``: human labels and the automatic judge's labels (rows whose ``source``
   starts with ``"judge:"``, e.g. from :func:`~searcheval_frames.fill_holes`).
 """

@@ -95,7 +95,9 @@ def judge_rank_plot(ag: JudgeAgreement, measure: str | None = None, *, ax: Any =
     colors = [OKABE_ITO["vermillion"] if m else OKABE_ITO["blue"] for m in moved]
     ax.scatter(sub["human_rank"], sub["judge_rank"], c=colors, s=40, zorder=2)
     for name, x, y in sub.select("run", "human_rank", "judge_rank").iter_rows():
-        ax.annotate(name, (x, y), xytext=(5, 3), textcoords="offset points", fontsize=NOTE_SIZE)
+        right = x > (n + 1) / 2  # labels of the right half go left of their point
+        ax.annotate(name, (x, y), xytext=(-6 if right else 6, 3), textcoords="offset points",
+                    fontsize=NOTE_SIZE, ha="right" if right else "left")
     ax.set_xlim(0.5, n + 0.5)
     ax.set_ylim(n + 0.5, 0.5)  # rank 1 at the top
     ax.set_xticks(range(1, n + 1))
