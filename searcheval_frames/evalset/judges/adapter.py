@@ -12,6 +12,7 @@ from __future__ import annotations
 import contextlib
 import os
 import random
+import threading
 import time
 from collections.abc import Mapping
 from pathlib import Path
@@ -110,6 +111,7 @@ class OpenAICompatible:
         self.grades = tuple(int(g) for g in grades)
         self.name = self.model
         self._client: Any = None
+        self._lock = threading.Lock()  # one client, made once, shared by the threads
         #: HTTP requests sent (including retries) since this judge was made
         self.requests = 0
 
@@ -133,6 +135,10 @@ class OpenAICompatible:
 
     # -------------------------------------------------------------- calls
     def _http(self) -> Any:
+        with self._lock:
+            return self._client or self._make_client()
+
+    def _make_client(self) -> Any:
         if self._client is None:
             try:
                 import httpx
@@ -159,6 +165,7 @@ class OpenAICompatible:
 
     def ask(self, query: str, passage: str) -> tuple[int, str]:
         """Grade one pair: ``(grade, answer text)``; raises :class:`JudgeAnswerError`."""
+        client = self._http()  # first: says how to install httpx when it is missing
         import httpx
 
         body = {"model": self.model, "messages": self.template.messages(query, passage),
@@ -170,9 +177,10 @@ class OpenAICompatible:
             if attempt:
                 self._wait(attempt - 1, retry_after)
             retry_after = None
-            self.requests += 1
+            with self._lock:
+                self.requests += 1
             try:
-                r = self._http().post("/chat/completions", json=body)
+                r = client.post("/chat/completions", json=body)
             except httpx.TransportError as exc:  # timeouts, refused / dropped connections
                 last, status = f"{type(exc).__name__}: {exc}", None
                 continue
@@ -219,5 +227,10 @@ class OpenAICompatible:
     def __getstate__(self) -> Mapping[str, Any]:
         state = dict(self.__dict__)
         state["_client"] = None
+        del state["_lock"]
         return state
+
+    def __setstate__(self, state: dict[str, Any]) -> None:
+        self.__dict__.update(state)
+        self._lock = threading.Lock()
 
