@@ -86,6 +86,11 @@ _LAZY: dict[str, str] = {
     "collapse": "frames.collapse",
     "slice_forest": "figures.slices",
     "slice_forest_data": "figures.slices",
+    # automatic relevance judges (issue 23): the module sef.judges and its main functions
+    "judges": "evalset",
+    "judge": "evalset.judges",
+    "judge_agreement": "evalset.judges",
+    "fill_holes": "evalset.judges",
 }
 
 __all__ = [

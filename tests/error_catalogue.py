@@ -185,6 +185,38 @@ CASES: list[Case] = [
          "Judge at one level: give every label a chunk id (`doc#chunk`) or a document id, "
          "then `sef.collapse(run, qrels=qrels)` puts run and qrels at one level.",
          "Slices, custom measures and chunks"),
+    # ------------------------------------------------------------------ automatic judges
+    Case("A judge's answer without a grade",
+         "sef.judges.parse_grade('The passage is relevant.')",
+         sef.judges.JudgeAnswerError,
+         "Nothing to do at once: `sef.judge` retries, then records the pair and the answer in "
+         "`<journal>.errors` and leaves it without a label (never 0); run it again to retry. "
+         "If it keeps happening, the model ignores the format: raise `max_tokens` or adapt "
+         "the prompt.", "Automatic judges"),
+    Case("Pairs without texts for the judge",
+         "sef.judge(pl.DataFrame({'query_id': ['q1'], 'doc_id': ['d1']}), lambda p: p, "
+         "journal=f'{tmp}/judge.jsonl')",
+         E.MissingColumnError,
+         "Pass `queries=` and `docs=` (frames, dicts or files, as for `sef.label_widget`) or "
+         "put the texts on the pairs as `query` and `text`.", "Automatic judges"),
+    Case("A pooled document missing from docs=",
+         "sef.judge(pl.DataFrame({'query_id': ['q1'], 'doc_id': ['d9']}), lambda p: p, "
+         "queries={'q1': 'bm25'}, docs={'d1': 'BM25 is a ranking function'}, "
+         "journal=f'{tmp}/judge.jsonl')",
+         E.SearchEvalError,
+         "Add the documents listed to `docs=` or drop those pairs.", "Automatic judges"),
+    Case("A prompt template without {passage}",
+         "sef.judges.OpenAICompatible('http://localhost:11434/v1', 'llama3.1', "
+         "prompt='Rate the relevance to {query}.')",
+         E.SearchEvalError,
+         "Put `{query}` and `{passage}` in the user part of the template (after a `---` line "
+         "that ends the system part).", "Automatic judges"),
+    Case("Calibrating a judge on pairs the humans did not label",
+         "sef.judge_agreement(" + QRELS + ", pl.DataFrame({'query_id': ['q1'], "
+         "'doc_id': ['d7'], 'relevance': [2]}))",
+         E.IdMismatchError,
+         "Judge the human sample itself: `sef.judge(human_qrels, judge, queries=..., "
+         "docs=...)`, then compare.", "Automatic judges"),
 ]
 
 

@@ -22,6 +22,14 @@ MODULES = [
     "searcheval_frames.io.prefs",
     "searcheval_frames.measures.prefs",
     "searcheval_frames.cli.prefs",
+    "searcheval_frames.evalset.judges.prompt",
+    "searcheval_frames.evalset.judges.adapter",
+    "searcheval_frames.evalset.judges.engine",
+    "searcheval_frames.evalset.judges.stats",
+    "searcheval_frames.evalset.judges.calibrate",
+    "searcheval_frames.evalset.judges.holes",
+    "searcheval_frames.evalset.judges.stub",
+    "searcheval_frames.evalset.judges.plot",
 ]
 
 

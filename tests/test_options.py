@@ -72,6 +72,22 @@ def _cases():
         cases.append(("compare", lambda **kw: sef.compare(_per_query(), baseline="a",
                                                           queries=meta, by="kind", **kw),
                       opt, bad))
+    # automatic judges (issue 23)
+    cases.append(("compare", lambda **kw: sef.compare(RUN, qrels=QRELS, measures=["P@1"], **kw),
+                  "unjudged", "ignore"))
+    jd = lambda **kw: sef.judge(QRELS, lambda p: p, journal="/nonexistent/j.jsonl", **kw)  # noqa: E731
+    for opt, bad in [("budget", -1), ("budget", 1.5), ("dry_run", "yes"), ("progress", 1)]:
+        cases.append(("judge", jd, opt, bad))
+    ja = lambda **kw: sef.judge_agreement(QRELS, QRELS, **kw)  # noqa: E731
+    for opt, bad in [("n_resamples", 0), ("ci", 1.5), ("alpha", 0.0)]:
+        cases.append(("judge_agreement", ja, opt, bad))
+    cases.append(("fill_holes", lambda **kw: sef.fill_holes(RUN, QRELS, lambda p: p, **kw),
+                  "depth", 0))
+    oa = lambda base_url="http://127.0.0.1:9/v1", **kw: (  # noqa: E731
+        sef.judges.OpenAICompatible(base_url, "m", **kw))
+    for opt, bad in [("max_concurrency", 0), ("temperature", -1.0), ("timeout", 0),
+                     ("retries", -1), ("base_url", "localhost:8000")]:
+        cases.append(("OpenAICompatible", oa, opt, bad))
     return cases
 
 

@@ -35,6 +35,7 @@ from ..frames import Kind, to_native
 from ..options import check_choice, check_float, check_int
 from . import pairs as _pairs
 from . import stats as _st
+from .holes import with_unjudged as _holes
 from .tables import Table
 
 __all__ = ["FRAME_COLUMNS", "Comparison", "compare"]
@@ -288,6 +289,7 @@ def compare(
     columns: Mapping[str, str] | None = None,
     test_options: Mapping[str, Any] | None = None,
     queries: Any = None, by: Any = None, min_queries: int = 20,
+    unjudged: Literal["nonrelevant", "relevant", "judge"] | None = None,
     **evaluate_options: Any,
 ) -> Comparison:
     """Compare runs against baseline(s) query by query, with significance tests.
@@ -344,6 +346,8 @@ def compare(
         Extra keyword arguments for the scipy test (e.g. ``{"zero_method": "pratt"}``).
     queries, by, min_queries
         Slices: compare within each slice (:mod:`searcheval_frames.analysis.slices`).
+    unjudged
+        How unjudged documents count, see :mod:`~searcheval_frames.analysis.holes`.
     **evaluate_options
         Passed to ``evaluate`` in runs + qrels mode (``relevance_level=2`` ...).
 
@@ -388,6 +392,8 @@ def compare(
     check_float("compare", "tie_tolerance", tie_tolerance, minimum=0, example="tie_tolerance=1e-9")
     if seed is not None:
         _st.pair_rng(seed)  # validates
+    if unjudged is not None:  # per-query values with holes counted one way
+        per_query, runs, qrels = _holes(per_query, runs, qrels, measures, unjudged, evaluate_options)
 
     pq, measure_list, kind = _pairs.load(
         per_query,

@@ -11,6 +11,7 @@ Modules, low to high (each imports only those before it):
 * ``merge``: :func:`merge_labels`.
 * ``agreement``: :func:`agreement`, Cohen's and Fleiss' kappa.
 * ``widget``: :func:`label_widget` (anywidget is imported only when it is used).
+* ``judges``: automatic judges (:func:`~.judges.judge`, calibration, filling holes).
 """
 
 from typing import Any
@@ -33,6 +34,7 @@ __all__ = [
     "fleiss_kappa",
     "holes",
     "import_label_sheet",
+    "judges",
     "label_widget",
     "merge_labels",
     "metric_bounds",
@@ -41,6 +43,10 @@ __all__ = [
 
 
 def __getattr__(name: str) -> Any:
+    if name == "judges":  # the automatic judges load on first use
+        import importlib
+
+        return importlib.import_module(f"{__name__}.judges")
     if name == "label_widget":
         from .widget import label_widget
 

@@ -13,7 +13,7 @@ import json
 import os
 import warnings
 import zlib
-from collections.abc import Sequence
+from collections.abc import Iterable, Sequence
 from datetime import UTC, datetime
 from pathlib import Path
 from typing import Any, Literal
@@ -92,13 +92,20 @@ def _parse_line(line: bytes) -> dict[str, Any]:
         label = _parse_label(label, None)
         if label is None:
             raise ValueError(f"label {obj['label']!r} is not an integer")
-    return {
+    rec = {
         "query_id": str(obj["query_id"]),
         "doc_id": str(obj["doc_id"]),
         "label": label,
         "assessor": str(obj.get("assessor") or ""),
         "time": str(obj.get("time") or ""),
     }
+    extra = {k: v for k, v in obj.items() if k not in _CORE_KEYS}
+    if extra:  # provenance written with append(meta=...), e.g. an automatic judge's
+        rec["meta"] = extra
+    return rec
+
+
+_CORE_KEYS = frozenset({"query_id", "doc_id", "label", "assessor", "time", "crc"})
 
 
 _RECORD_SCHEMA = {
@@ -222,6 +229,13 @@ class LabelStore:
             pl.col("time").str.to_datetime("%Y-%m-%dT%H:%M:%S%.fZ", time_zone="UTC", strict=False)
         )
 
+    def meta_records(self, start: int = 0) -> list[dict[str, Any]]:
+        """Lines written with ``meta``, from the ``start``-th on, each with its ``index``
+        (pass ``last["index"] + 1`` as ``start`` to read only what was appended since)."""
+        self._refresh()
+        return [{**r, "index": i} for i, r in enumerate(self._records[start:], start)
+                if "meta" in r]
+
     def labels(self) -> pl.DataFrame:
         """The current labels: the latest line per (assessor, query, document).
 
@@ -320,8 +334,8 @@ class LabelStore:
             self._offset = keep
         self.torn = None
 
-    def _write(self, rec: dict[str, Any]) -> None:
-        line = _line_of(rec)
+    def _write(self, rec: dict[str, Any] | list[dict[str, Any]]) -> None:
+        line = b"".join(_line_of(r) for r in (rec if isinstance(rec, list) else [rec]))
         fd = self._open()
         with _locked(fd):
             self._repair_tail(fd)
@@ -339,12 +353,34 @@ class LabelStore:
         label: Any,
         *,
         assessor: str | None = None,
+        meta: dict[str, Any] | None = None,
     ) -> dict[str, Any]:
         """Record one label now (written and fsync-ed before returning).
 
-        ``label`` is an integer (or a grade name when ``grades`` is a mapping). Returns the
-        record written.
+        ``label`` is an integer (or a grade name when ``grades`` is a mapping). ``meta``:
+        extra JSON fields kept on the line (provenance, e.g. an automatic judge's model
+        and cache key; see :meth:`meta_records`). Returns the record written.
         """
+        rec = self._record(query_id, doc_id, label, assessor, meta)
+        self._write(rec)
+        return rec
+
+    def append_many(
+        self, items: Iterable[tuple[Any, Any, Any, dict[str, Any] | None]], *,
+        assessor: str | None = None,
+    ) -> list[dict[str, Any]]:
+        """Record several ``(query_id, doc_id, label, meta)`` with one write and one fsync.
+
+        Each is checked as by :meth:`append` before anything is written; a writer killed
+        mid-write leaves whole lines and at most one torn last line, as with :meth:`append`.
+        """
+        recs = [self._record(q, d, lab, assessor, meta) for q, d, lab, meta in items]
+        if recs:
+            self._write(recs)
+        return recs
+
+    def _record(self, query_id: Any, doc_id: Any, label: Any, assessor: str | None,
+                meta: dict[str, Any] | None) -> dict[str, Any]:
         try:
             value = _parse_label(label, self._lookup)
         except (ValueError, TypeError, OverflowError):
@@ -371,7 +407,7 @@ class LabelStore:
             "assessor": self.assessor if assessor is None else str(assessor),
             "time": _now(),
         }
-        self._write(rec)
+        rec.update({k: v for k, v in (meta or {}).items() if k not in _CORE_KEYS})
         return rec
 
     def extend(self, qrels: Any, *, assessor: str | None = None) -> int:

@@ -15,6 +15,7 @@ from typing import Any
 from ..frames import input_kind
 from .build import DEFAULT_MEASURES, ReportData, build
 from .document import Report
+from .judges import add_judge_sections
 
 __all__ = ["DEFAULT_MEASURES", "Report", "ReportData", "report"]
 
@@ -47,6 +48,7 @@ def report(
     progress: bool | None = None,
     command: str | None = None,
     by: Any = None,
+    judge_agreement: Any = None,
 ) -> Report:
     """Turn runs and qrels into a before/after report a team can read.
 
@@ -111,6 +113,10 @@ def report(
         expression over it; adds a "By slice" section (``compare(by=)``: per-slice Δ,
         intervals, p-values corrected over every slice test, minimum detectable Δ)
         and its forest plot (:func:`~searcheval_frames.slice_forest`).
+    judge_agreement
+        A :func:`~searcheval_frames.judge_agreement` result: adds a calibration section
+        and figure. Qrels with a ``source`` column of judge labels (``sef.fill_holes``)
+        add a section on which verdicts depend on the holes.
 
     Returns
     -------
@@ -138,6 +144,7 @@ def report(
         seed=seed, relevance_level=relevance_level, min_judged=min_judged, figures=figures,
         digits=digits, progress=progress, command=command, by=by,
     )
+    add_judge_sections(data, runs, qrels, judge_agreement, relevance_level, figures)
     return Report(data, input_kind(runs))
 
 

@@ -88,6 +88,7 @@ class ReportData:
     digits: int = 3
     power: str = ""  # how large a change the queries can detect (sef.power)
     slices: Any = None  # report.slices.SliceSection when by= is given
+    sections: list[Any] = field(default_factory=list)  # extra sections (report/judges.py)
 
 
 def _render(ax: Any, name: str, title: str, caption: str, tmp: Path) -> Figure:

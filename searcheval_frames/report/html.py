@@ -199,6 +199,7 @@ def fragment(data: ReportData) -> str:
         f"the {len(data.losses)} biggest)</h2>", _examples(data, "loss"), "</section>",
         f'<section id="wins"><h2>Queries that got better ({n_win}; the {len(data.wins)} '
         "biggest)</h2>", _examples(data, "win"), "</section>",
+        *[s.html for s in data.sections],
         '<section id="provenance"><h2>Provenance</h2>', _provenance(data), "</section>",
         "</div>",
     ]

@@ -77,6 +77,8 @@ def markdown(data: ReportData, figures_dir: str = "figures") -> str:
                   "non-relevant / relevant:", "", frame_markdown(data.bounds), ""]
     lines += ["## Queries that got worse", "", *_examples(data, "loss")]
     lines += ["## Queries that got better", "", *_examples(data, "win")]
+    for section in data.sections:
+        lines += [section.markdown, ""]
     p = data.provenance
     inputs = pl.DataFrame(
         [{"role": r["role"], "name": r["name"], "bytes": r.get("bytes"),
