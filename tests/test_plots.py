@@ -158,7 +158,10 @@ def test_benchmark_bars_before_after_labels():
         "measure": ["P@5", "RR", "P@5", "RR"],
         "value": [0.65, 0.5, 0.78, 0.45],
     })
-    ax = sef.benchmark_bars(res)
+    auto = sef.benchmark_bars(res)  # the deltas would not fit between upright bars
+    assert all(b.get_width() > 0 for b in auto.containers[0])
+    assert "0.78  +0.13 (+20%)" in _texts(auto)
+    ax = sef.benchmark_bars(res, orientation="vertical")
     assert [c.get_label() for c in ax.containers] == ["before", "after"]
     assert [len(c) for c in ax.containers] == [2, 2]
     heights = [[b.get_height() for b in c] for c in ax.containers]
@@ -167,7 +170,8 @@ def test_benchmark_bars_before_after_labels():
     assert [t.get_text() for t in ax.get_xticklabels()] == ["P@5", "RR"]
     assert ax.get_ylim()[1] > 0.78 * 1.1  # room for the labels
     # pandas in: the same picture; another baseline flips the deltas
-    ax2 = sef.benchmark_bars(res.to_pandas(), baseline="after", digits=3, pct_digits=1)
+    ax2 = sef.benchmark_bars(res.to_pandas(), baseline="after", digits=3, pct_digits=1,
+                             orientation="vertical")
     assert [c.get_label() for c in ax2.containers] == ["after", "before"]
     assert "0.650\n-0.130 (-16.7%)" in _texts(ax2)
 
@@ -194,7 +198,7 @@ def test_benchmark_bars_orientation_and_selection(per_query, synth):
 
 def test_benchmark_bars_comparison_frame_ci_and_significance():
     frame = baseline.comparison_frame().filter(pl.col("run") == "after")
-    ax = sef.benchmark_bars(frame)  # 2 runs x 2 measures: vertical
+    ax = sef.benchmark_bars(frame, orientation="vertical")
     assert [c.get_label() for c in ax.containers if hasattr(c, "patches")] == ["before", "after"]
     texts = _texts(ax)
     assert "0.78\n+0.13 (+20%) *" in texts and "0.61\n+0.09 (+17%)" in texts
@@ -206,8 +210,8 @@ def test_benchmark_bars_comparison_frame_ci_and_significance():
     assert np.allclose([s[:, 1] for s in segs], [[0.70, 0.86], [0.51, 0.70]])
     legend = [t.get_text() for t in ax.get_legend().get_texts()]
     assert legend[-2:] == ["* significant", "error bar: CI of the difference"]
-    plain = sef.benchmark_bars(frame, significance=False, ci=False)
-    assert "0.78\n+0.13 (+20%)" in _texts(plain)
+    plain = sef.benchmark_bars(frame, significance=False, ci=False)  # auto: horizontal
+    assert "0.78  +0.13 (+20%)" in _texts(plain)
     assert not [c for c in plain.containers if type(c).__name__ == "ErrorbarContainer"]
     with pytest.raises(SearchEvalError, match="baseline"):
         sef.benchmark_bars(frame, baseline="after")
@@ -267,7 +271,8 @@ def test_per_query_delta_choices_and_missing_queries():
     with pytest.warns(SearchEvalWarning, match="'3'"):
         ax = sef.per_query_delta(pq, run="b", annotate=1)
     assert np.allclose([b.get_height() for b in ax.containers[0]], [0.5, -0.2, -0.5])
-    assert "1" in _texts(ax) and "2" in _texts(ax)  # best win and worst loss named
+    # best win and worst loss named, in the notes of the empty corners
+    assert "biggest wins\n1  +0.50" in _texts(ax) and "biggest losses\n2  -0.50" in _texts(ax)
     with pytest.raises(SearchEvalError, match="baseline"):
         sef.per_query_delta(pq, baseline="z", run="b")
     renamed = pq.rename(columns={"value": "score_value"})

@@ -34,6 +34,9 @@ from .style import (
     _style,
     _title,
     _to_pl,
+    display_names,
+    fit_title,
+    place_legend,
 )
 
 if TYPE_CHECKING:  # pragma: no cover
@@ -178,7 +181,9 @@ def pr_curve(
     _title(ax, title, f"Interpolated precision–recall ({what}{rel})" if what else
            "Interpolated precision–recall")
     if legend:
-        ax.legend(loc="best", fontsize=TICK_SIZE, framealpha=0.85)
+        short = display_names(names)
+        place_legend(ax, ax.lines[: len(names)], [short[n] for n in names], size=TICK_SIZE)
+    fit_title(ax)
     return ax
 
 
@@ -340,12 +345,15 @@ def tradeoff_curve(
             ax.legend(loc="best", fontsize=TICK_SIZE, framealpha=0.85,
                       labels=["Precision@k", "Recall@k"], handles=ax.lines[:2])
         else:
+            short = display_names(names)
             handles = [Line2D([], [], color=col[n], linewidth=2.0, label=n) for n in names]
             handles += [
                 Line2D([], [], color="#555555", linestyle="-", label="precision@k"),
                 Line2D([], [], color="#555555", linestyle="--", label="recall@k"),
             ]
-            ax.legend(handles=handles, loc="best", fontsize=TICK_SIZE, framealpha=0.85)
+            place_legend(ax, handles, [short[n] for n in names] + ["precision@k", "recall@k"],
+                         inside=5, size=TICK_SIZE)
+    fit_title(ax)
     return ax
 
 
