@@ -123,8 +123,7 @@ QUESTIONS = [
 ]
 DEPTH = 10
 _WORD = re.compile(r"[a-z0-9]+")
-_STOP = set("a an and are as at be by can do for from how i in is it me my of on or so the "
-            "to what when where why with you your".split())
+_STOP = set(["a", "an", "and", "are", "as", "at", "be", "by", "can", "do", "for", "from", "how", "i", "in", "is", "it", "me", "my", "of", "on", "or", "so", "the", "to", "what", "when", "where", "why", "with", "you", "your"])
 
 
 def chunks() -> list[dict[str, str]]:

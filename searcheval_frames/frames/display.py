@@ -29,18 +29,27 @@ _SEP = re.compile(r"[._\-/ :]")
 def shorten(text: str, width: int = 24, *, where: str = "end") -> str:
     """``text`` cut to at most ``width`` characters with an ellipsis.
 
-    ``where="end"`` keeps the start (questions, URLs); ``"middle"`` keeps both ends
-    (run names whose tail tells them apart). The result has ``min(len(text), width)``
-    characters.
+    ``where="end"`` keeps the start (questions); ``"middle"`` keeps both ends (run
+    names whose tail tells them apart); ``"start"`` keeps the end (URLs, whose host is
+    the same everywhere); ``"auto"``: ``"start"`` for URLs, else ``"middle"``. The result
+    has ``min(len(text), width)`` characters.
 
     >>> shorten("what is the capital of france", 12)
     'what is the…'
     >>> shorten("run.dl19-passage.splade-pp-ed", 16, where="middle")
     'run.dl19…e-pp-ed'
+    >>> shorten("https://help.example.app/docs/billing/change-your-plan#cancel", 24, where="auto")
+    '…change-your-plan#cancel'
     """
     text = str(text)
     if width < 2 or len(text) <= width:
         return text if len(text) <= max(width, 1) else text[: max(width, 1)]
+    if where == "auto":
+        where = "start" if "://" in text else "middle"
+    if where == "start":
+        end = text[-(width - 1):]
+        cut = end.find("/")  # start at a path segment when one is near
+        return ELLIPSIS + (end[cut:] if 0 <= cut < width // 3 else end)
     if where == "middle":
         head = width // 2
         tail = width - 1 - head
@@ -118,19 +127,25 @@ def short_labels(ids: Sequence[str], prefix: str = "q", *,
 
 def resolve_name(given: str, names: Sequence[str], *, what: str = "baseline",
                  func: str = "report") -> str:
-    """``given`` if it is one of ``names``, else the one name containing it.
+    """``given`` if it is one of ``names``, else the name whose display name (see
+    :func:`run_display_names`) it is, else the one name containing it.
 
-    >>> resolve_name("bm25", ["run.dl19.bm25", "run.dl19.splade"])
+    >>> resolve_name("bm25", ["run.dl19.bm25", "run.dl19.bm25-rm3", "run.dl19.splade"])
     'run.dl19.bm25'
+    >>> resolve_name("rm3", ["run.dl19.bm25", "run.dl19.bm25-rm3", "run.dl19.splade"])
+    'run.dl19.bm25-rm3'
     """
     names = [str(n) for n in names]
     if given in names:
         return given
+    shown = [n for n, s in run_display_names(names, width=1000).items() if s == given]
+    if len(shown) == 1:
+        return shown[0]
     hits = [n for n in names if given.lower() in n.lower()]
     if len(hits) == 1:
         return hits[0]
     rule = (f"matches {len(hits)} runs {hits}; pass more of the name" if hits else
-            f"must be one of the runs {names} or a unique part of one")
+            f"must be one of {', '.join(repr(n) for n in names)} or a unique part of one")
     example = hits[0] if hits else names[0]
     raise InvalidOptionError(
         f"{func}({what}={given!r}): {rule}; got {given!r}. Example: {what}={example!r}")

@@ -9,7 +9,7 @@ from __future__ import annotations
 
 import sys
 import types
-from collections.abc import Sequence
+from collections.abc import Mapping, Sequence
 from typing import Any
 
 from ..frames import input_kind
@@ -46,6 +46,7 @@ def report(
     digits: int = 3,
     progress: bool | None = None,
     command: str | None = None,
+    columns: Mapping[str, str] | None = None,
 ) -> Report:
     """Turn runs and qrels into a before/after report a team can read.
 
@@ -68,7 +69,10 @@ def report(
     qrels
         Relevance labels: a path (:func:`~searcheval_frames.read_qrels`) or a frame.
     baseline
-        The "before" run (default: the first run).
+        The "before" run: its name or a unique part of it (``"bm25"`` for
+        ``run.dl19-passage.bm25``). Default: the first run in the input's order,
+        with a warning naming it (``pd.concat([after, before])`` would otherwise
+        silently invert the comparison).
     run
         The "after" run shown in the figures and examples (default: the only other
         run, or the best one on ``focus``). The tables compare every run.
@@ -92,7 +96,9 @@ def report(
         above (no resampling: on 7,000 queries x 20 runs BCa took minutes, and with
         that many queries the two agree); pass ``"bca"`` to insist.
     relevance_level
-        Minimum label that counts as relevant (trec_eval ``-l``).
+        Minimum label that counts as relevant (trec_eval ``-l``) in the binary
+        measures (P, R, RR, AP); graded measures (nDCG) use the label as gain. The
+        page states both beside the headline. TREC DL's passage qrels (0-3) use 2.
     min_judged
         Judged share of the top-``depth`` below which coverage is flagged and
         metric bounds are computed.
@@ -105,6 +111,9 @@ def report(
         than ~2 s; ``None``: on (it only appears after 2 s).
     command
         The command line that made the report (recorded in the provenance).
+    columns
+        Canonical name → your column, for the run frames and the qrels frame, e.g.
+        ``{"query_id": "question", "doc_id": "url", "relevance": "grade"}``.
 
     Returns
     -------
@@ -130,7 +139,7 @@ def report(
         test=test, correction=correction, alpha=alpha, ci=ci, ci_method=ci_method,
         n_resamples=n_resamples,
         seed=seed, relevance_level=relevance_level, min_judged=min_judged, figures=figures,
-        digits=digits, progress=progress, command=command,
+        digits=digits, progress=progress, command=command, columns=columns,
     )
     return Report(data, input_kind(runs))
 

@@ -35,6 +35,7 @@ from ..options import (
     check_optional_int,
     check_str_list,
 )
+from .baseline import choose_baseline
 from .examples import Example, examples
 from .provenance import describe_input, provenance
 from .verdict import overall, verdict, verdict_kind
@@ -87,6 +88,8 @@ class ReportData:
     min_judged: float = 0.9
     digits: int = 3
     power: str = ""  # how large a change the queries can detect (sef.power)
+    relevance_level: int = 1  # minimum label counted relevant by the binary measures
+    labels: list[int] = field(default_factory=list)  # the distinct labels of the qrels
 
 
 def _render(ax: Any, name: str, title: str, caption: str, tmp: Path) -> Figure:
@@ -94,7 +97,7 @@ def _render(ax: Any, name: str, title: str, caption: str, tmp: Path) -> Figure:
 
     fig = ax.figure
     try:
-        png, svg = save_figure(fig, tmp / name, formats=["png", "svg"], dpi=110)
+        png, svg = save_figure(fig, tmp / name, formats=["png", "svg"], dpi=220)  # 2x
         return Figure(name, title, caption, png.read_bytes(), svg.read_bytes())
     finally:
         import matplotlib.pyplot as plt
@@ -180,10 +183,10 @@ def build(runs: Any, qrels: Any, **options: Any) -> ReportData:
     times: dict[str, float] = {}
     t = time.perf_counter()
     kind = input_kind(runs)
-    run_df = runs_pl(runs)
-    qrels_df = qrels_pl(qrels)
+    run_df = runs_pl(runs, columns=o["columns"])
+    qrels_df = qrels_pl(qrels, columns=o["columns"])
     queries = queries_table(o["queries"])
-    docs = docs_table(o["docs"])
+    docs = docs_table(o["docs"], o["columns"])
     times["read"] = time.perf_counter() - t
 
     names = run_df.get_column("run").unique(maintain_order=True).to_list()
@@ -192,8 +195,7 @@ def build(runs: Any, qrels: Any, **options: Any) -> ReportData:
             f"report: need at least two runs (a baseline and a run to compare); got {names}. "
             "Pass several run files or a frame with a run column."
         )
-    base = o["baseline"] if o["baseline"] is not None else names[0]
-    base = check_choice(_F, "baseline", base, tuple(names))
+    base = choose_baseline(o["baseline"], names, _F)
     measures = o["measures"]
     notes: list[str] = []
     ev_opts = {"relevance_level": o["relevance_level"]}
@@ -236,6 +238,8 @@ def build(runs: Any, qrels: Any, **options: Any) -> ReportData:
         focus = check_choice(_F, "focus", canon, tuple(measure_names))
     run = o["run"]
     others = [r for r in cmp.runs if r != base]
+    if run is not None and run not in cmp.runs:  # a unique part of a name
+        run = choose_baseline(run, cmp.runs, _F, what="run")
     if run is None:
         means = cmp.means.filter(pl.col("measure") == focus, pl.col("run") != base)
         run = means.sort(["mean", "run"], descending=[True, False]).item(0, "run") \
@@ -313,6 +317,8 @@ def build(runs: Any, qrels: Any, **options: Any) -> ReportData:
         notes=notes, provenance=provenance(inputs, shown, o.get("command")), timings=times,
         n_queries=int(cmp.means.get_column("n_queries").max() or 0),  # type: ignore[arg-type]
         min_judged=o["min_judged"], digits=o["digits"], power=power_note,
+        relevance_level=o["relevance_level"],
+        labels=sorted(int(v) for v in qrels_df.get_column("relevance").unique().to_list()),
     )
 
 

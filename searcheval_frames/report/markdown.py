@@ -7,6 +7,7 @@ from typing import Any
 
 import polars as pl
 
+from .baseline import relevance_note
 from .build import ReportData
 from .verdict import cell_text, signed
 
@@ -46,7 +47,7 @@ def markdown(data: ReportData, figures_dir: str = "figures") -> str:
     lines = [f"# {data.title}", "",
              f"Baseline (before): **{data.baseline}** · after: **{data.run}** · "
              f"{data.n_queries} queries · measures {', '.join(data.measures)}", "",
-             "## Verdict", "", f"**{data.headline}**", ""]
+             "## Verdict", "", f"**{data.headline}**", "", f"*{relevance_note(data)}*", ""]
     lines += [f"- {s}" for _, s in data.verdicts]
     if data.power:
         lines += ["", data.power]
@@ -68,7 +69,8 @@ def markdown(data: ReportData, figures_dir: str = "figures") -> str:
                                "holes", "judged_at_k", "judged_share")
     lines += ["## Judged coverage", "",
               frame_markdown(cov, headers={"judged_at_k": f"Judged@{data.depth}",
-                                           "judged_share": "judged share"}), ""]
+                                           "judged_share": "judged share",
+                                           "queries_with_holes": "queries with holes"}), ""]
     if data.bounds is not None:
         lines += [f"> ⚠ Low judged coverage (judged share below {data.min_judged:.0%}) for "
                   f"{', '.join(data.low_coverage)}: each measure if every hole were "

@@ -1,0 +1,47 @@
+"""Which run is the "before": a name, a unique part of one, or (warned) the first run."""
+
+from __future__ import annotations
+
+import warnings
+from collections.abc import Sequence
+from typing import Any
+
+from ..errors import SearchEvalWarning
+from ..frames.display import resolve_name
+
+__all__ = ["choose_baseline", "relevance_note"]
+
+
+def relevance_note(data: Any) -> str:
+    """What counts as relevant, said beside the headline: ``relevant = label ≥ 2 (P, R,
+    RR, AP); nDCG gain = label``, with the labels the qrels hold."""
+    cov = getattr(data, "labels", None)
+    level = getattr(data, "relevance_level", 1)
+    graded = [m for m in data.measures if m.lower().startswith("ndcg")]
+    text = f"Relevant = label ≥ {level}"
+    if cov:
+        text += f" (labels here: {', '.join(str(v) for v in cov)})"
+    if graded:
+        text += "; nDCG gain = label (graded, every label > 0 counts)"
+    return text + "."
+
+
+def choose_baseline(given: str | None, names: Sequence[str], func: str = "report", *,
+                    what: str = "baseline") -> str:
+    """``given`` resolved among ``names`` (exact, else the one name containing it); with
+    no ``given``, the first name and a :class:`SearchEvalWarning` that says so.
+
+    >>> choose_baseline("bm25", ["run.dl19.splade", "run.dl19.bm25"])
+    'run.dl19.bm25'
+    """
+    names = [str(n) for n in names]
+    if given is None:
+        if len(names) > 1:
+            warnings.warn(
+                f"{func}: no {what}= given; using {names[0]!r}, the first run in the input's "
+                f"order (the others: {', '.join(repr(n) for n in names[1:4])}"
+                f"{' ...' if len(names) > 4 else ''}). Pass {what}={names[0]!r} to keep it, "
+                "or the name of the run the others should be compared with.",
+                SearchEvalWarning, stacklevel=3)
+        return names[0]
+    return resolve_name(given, names, what=what, func=func)
