@@ -38,7 +38,7 @@ from __future__ import annotations
 
 import math
 import string
-from collections.abc import Sequence
+from collections.abc import Mapping, Sequence
 from typing import Any
 
 import polars as pl
@@ -189,6 +189,17 @@ class Table:
         self.columns = cols
         self.measures = self._subset(measures, list(all_measures), "measures")
         self.runs = self._subset(runs, list(all_runs), "runs")
+
+    def renamed(self, names: Mapping[str, str]) -> Table:
+        """The same table with runs shown under other (unique) names, e.g. display names."""
+        import copy
+
+        out = copy.copy(self)
+        out._frame = self._frame.with_columns(pl.col("run", "baseline").replace(dict(names)))
+        out.means = self.means.with_columns(pl.col("run").replace(dict(names)))
+        out.runs = [names.get(r, r) for r in self.runs]
+        out.baselines = [names.get(r, r) for r in self.baselines]
+        return out
 
     @staticmethod
     def _subset(chosen: Sequence[str] | None, available: list[str], arg: str) -> list[str]:

@@ -7,9 +7,27 @@ from collections.abc import Sequence
 from typing import Any
 
 from ..errors import SearchEvalWarning
-from ..frames.display import resolve_name
+from ..frames.display import resolve_name, run_display_names
 
-__all__ = ["choose_baseline", "relevance_note"]
+__all__ = ["choose_baseline", "names_note", "relevance_note", "run_names", "table"]
+
+
+def run_names(data: Any) -> dict[str, str]:
+    """The runs' display names on the page (shortest unique, common prefix removed)."""
+    return run_display_names(list(data.runs), width=28)
+
+
+def table(data: Any, layout: str, columns: Sequence[str]) -> Any:
+    """The comparison's table with the runs under their display names."""
+    t = data.comparison.table(layout, columns=list(columns), digits=data.digits)
+    names = run_names(data)
+    return t.renamed(names) if any(k != v for k, v in names.items()) else t
+
+
+def names_note(data: Any) -> str:
+    """``Runs: bm25 = run.dl19-passage.bm25; …`` when the page shortens run names."""
+    pairs = [f"{v} = {k}" for k, v in run_names(data).items() if k != v]
+    return ("Runs are shown by shorter names: " + "; ".join(pairs) + ".") if pairs else ""
 
 
 def relevance_note(data: Any) -> str:

@@ -27,6 +27,7 @@ from ..core.evaluate import evaluate
 from ..core.results import summarize
 from ..errors import InvalidOptionError, SearchEvalError
 from ..frames import input_kind
+from ..frames.display import run_display_names
 from ..options import (
     check_bool,
     check_choice,
@@ -111,23 +112,25 @@ def _figures(data: dict[str, Any], run_df: pl.DataFrame, qrels_df: pl.DataFrame,
 
     base, run, focus, depth = data["baseline"], data["run"], data["focus"], data["depth"]
     pair = [base, run]
+    short = run_display_names(list(cmp.runs), width=28)  # as the page's tables name them
+    sb, sr = short[base], short[run]
     out = []
     with tempfile.TemporaryDirectory(prefix="sef-report-") as d:
         tmp = Path(d)
         ax = tradeoff_curve(run_df.filter(pl.col("run").is_in(pair)), qrels_df, k=depth,
                             mark_k=min(10, depth), runs=pair,
-                            title=f"Precision and recall as k grows: {run} vs {base}")
+                            title=f"Precision and recall as k grows: {sr} vs {sb}")
         out.append(_render(ax, "tradeoff", "Trade-off curve",
                            f"Mean P@k (solid) and R@k (dashed) for k = 1..{depth}.", tmp))
         ax = benchmark_bars(cmp, baseline=base, runs=pair,
-                            title=f"Before ({base}) and after ({run})")
+                            title=f"Before ({sb}) and after ({sr})")
         out.append(_render(ax, "before_after", "Before / after",
-                           "Means per measure; under each 'after' bar the change against the "
+                           "Means per measure; beside each 'after' bar the change against the "
                            f"baseline, * significant; error bars: {cmp.ci:.0%} CI of Δ.", tmp))
         pq = cmp.per_query.filter(pl.col("measure") == focus, pl.col("run").is_in(pair))
         ax = per_query_delta(pq, baseline=base, run=run, measure=focus)
         out.append(_render(ax, "per_query_delta", f"Per-query Δ {focus}",
-                           f"{focus} of {run} minus {base}, one bar per query, sorted; "
+                           f"{focus} of {sr} minus {sb}, one bar per query, sorted; "
                            "blue = better, red = worse.", tmp))
     return out
 
@@ -264,7 +267,7 @@ def build(runs: Any, qrels: Any, **options: Any) -> ReportData:
                      tie_tolerance=1e-9, queries=queries, func="report")
     losses, wins = examples(diffs, run_df, qrels_df, baseline=base, run=run, n=o["n_examples"],
                             k=o["k"], docs=docs, relevance_level=max(o["relevance_level"], 1),
-                            kind=kind)
+                            kind=kind, names=run_display_names(list(cmp.runs), width=28))
     times["examples"] = time.perf_counter() - t
 
     t = time.perf_counter()

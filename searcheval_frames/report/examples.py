@@ -101,6 +101,7 @@ def examples(
     docs: pl.DataFrame | None,
     relevance_level: int,
     kind: Kind,
+    names: dict[str, str] | None = None,
 ) -> tuple[list[Example], list[Example]]:
     """The ``n`` biggest losses and wins of ``diffs`` (one run's :func:`query_diff`)."""
     def make(rows: pl.DataFrame, what: str) -> list[Example]:
@@ -108,8 +109,10 @@ def examples(
         for r in rows.iter_rows(named=True):
             frame = side_by_side_pl(run_df, qrels_df, r["query_id"], baseline=baseline, run=run,
                                     k=k, docs=docs)
+            shown = names or {}  # display names in the table's headings
             sbs = SideBySide(frame, query_id=r["query_id"], query=r.get("query"),
-                             baseline=baseline, run=run, k=k, kind=kind,
+                             baseline=shown.get(baseline, baseline), run=shown.get(run, run),
+                             k=k, kind=kind,
                              relevance_level=relevance_level)
             out.append(Example(what, r["query_id"], r.get("query"), r["baseline_value"],
                                r["value"], r["delta"], explain(frame, k, relevance_level), sbs))

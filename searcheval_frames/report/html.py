@@ -9,7 +9,7 @@ from typing import Any
 
 import polars as pl
 
-from .baseline import relevance_note
+from .baseline import names_note, relevance_note, table
 from .build import ReportData
 from .verdict import cell_text
 
@@ -52,8 +52,8 @@ CSS = """
 .sef-report table.sef-frame td{overflow-wrap:anywhere}
 .sef-report .sef-side-by-side,.sef-report .sef-scroll{max-width:100%;overflow-x:auto}
 .sef-report .sef-side-by-side td.sef-title{min-width:8em;max-width:18em}
-@media (max-width:1180px){.sef-report .sef-side-by-side td.sef-doc{white-space:normal!important;
- overflow-wrap:anywhere;min-width:7em}}
+.sef-report .sef-side-by-side td.sef-doc{white-space:normal!important;overflow-wrap:anywhere;
+ min-width:7em}
 .sef-report h1,.sef-report h3,.sef-report p{overflow-wrap:anywhere}
 """
 
@@ -183,11 +183,12 @@ def fragment(data: ReportData) -> str:
             + f" · {data.n_queries} queries · measures {_e(', '.join(data.measures))}")
     verdicts = "".join(f'<li class="v-{k}">{_e(s)}</li>' for k, s in data.verdicts)
     notes = "".join(f'<p class="warn">{_e(n)}</p>' for n in data.notes)
-    summary = cmp.table("wide", columns=["mean"], digits=data.digits).to_html()
-    before_after = cmp.table(
-        "before_after", columns=["before", "after", "delta", "ci", "p_adjusted", "wtl"],
-        digits=data.digits,
-    ).to_html()
+    summary = table(data, "wide", ["mean"]).to_html()
+    before_after = table(
+        data, "before_after", ["before", "after", "delta", "ci", "p_adjusted", "wtl"]).to_html()
+    if names_note(data):
+        summary += f'<p class="method" id="run-names">{_e(names_note(data))}</p>'
+
     n_loss = sum(1 for v in data.diffs.get_column("outcome").to_list() if v == "loss")
     n_win = sum(1 for v in data.diffs.get_column("outcome").to_list() if v == "win")
     parts = [

@@ -7,7 +7,7 @@ from typing import Any
 
 import polars as pl
 
-from .baseline import relevance_note
+from .baseline import names_note, relevance_note, table
 from .build import ReportData
 from .verdict import cell_text, signed
 
@@ -53,12 +53,12 @@ def markdown(data: ReportData, figures_dir: str = "figures") -> str:
         lines += ["", data.power]
     lines += ["", f"Method: {cmp.describe_method()}.", ""]
     lines += [f"> ⚠ {n}" for n in data.notes]
-    lines += ["", "## All runs", "",
-              cmp.table("wide", columns=["mean"], digits=data.digits).to_markdown(), "",
-              "## Before → after", "",
-              cmp.table("before_after",
-                        columns=["before", "after", "delta", "ci", "p_adjusted", "wtl"],
-                        digits=data.digits).to_markdown(), "",
+    lines += ["", "## All runs", "", table(data, "wide", ["mean"]).to_markdown(), ""]
+    if names_note(data):
+        lines += [names_note(data), ""]
+    lines += ["## Before → after", "",
+              table(data, "before_after",
+                    ["before", "after", "delta", "ci", "p_adjusted", "wtl"]).to_markdown(), "",
               "## Figures", ""]
     for f in data.figures:
         lines += [f"![{f.title}]({figures_dir}/{f.name}.png)", "",
