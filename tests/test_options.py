@@ -67,6 +67,10 @@ def _cases():
         cases.append(("compare", cmp, opt, bad))
     cases.append(("pivot", lambda **kw: sef.pivot(sef.evaluate(RUN, QRELS, "P@1"), **kw),
                   "index", "query"))
+    rep = lambda **kw: sef.report(RUN, QRELS, figures=False, **kw)  # noqa: E731
+    for opt, bad in [("baseline", "c"), ("baseline", 3), ("columns", "query_id=qid"),
+                     ("columns", {"topic": "qid"})]:
+        cases.append(("report", rep, opt, bad))
     return cases
 
 

@@ -222,7 +222,11 @@ def delta_label(delta: float, delta_pct: float | None, *, digits: int = 2, pct_d
     '+0.13 (+20%)'
     >>> delta_label(-0.004, -1.23, digits=3, pct_digits=1)
     '-0.004 (-1.2%)'
+    >>> delta_label(-0.004, -1.5)  # a change that rounds to 0.00 gets a digit more
+    '-0.004 (-2%)'
     """
+    while delta and round(delta, digits) == 0 and digits < 4:
+        digits += 1  # "+0.00 (-2%)" would contradict itself
     text = _fmt_signed(delta, digits)
     if delta_pct is not None and math.isfinite(delta_pct):
         text += f" ({_fmt_signed(delta_pct, pct_digits)}%)"

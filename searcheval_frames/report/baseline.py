@@ -3,13 +3,34 @@
 from __future__ import annotations
 
 import warnings
-from collections.abc import Sequence
+from collections.abc import Mapping, Sequence
 from typing import Any
 
 from ..errors import SearchEvalWarning
 from ..frames.display import resolve_name, run_display_names
 
 __all__ = ["choose_baseline", "names_note", "relevance_note", "run_names", "table"]
+
+
+def check_columns(func: str, columns: Any) -> dict[str, str] | None:
+    """``columns=``: None or a ``{canonical name: your column}`` mapping of strings."""
+    from ..errors import InvalidOptionError
+    from ..frames import ALIASES
+
+    if columns is None:
+        return None
+    example = "Example: columns={'query_id': 'question', 'doc_id': 'url'}"
+    if not isinstance(columns, Mapping) or not all(
+            isinstance(k, str) and isinstance(v, str) for k, v in columns.items()):
+        raise InvalidOptionError(
+            f"{func}(columns={columns!r}): must be a dict of canonical name -> your column "
+            f"name; got {columns!r}. {example}")
+    unknown = sorted(set(columns) - set(ALIASES))
+    if unknown:
+        raise InvalidOptionError(
+            f"{func}(columns={columns!r}): the keys must be canonical names "
+            f"{sorted(ALIASES)}; got {unknown}. {example}")
+    return dict(columns)
 
 
 def run_names(data: Any) -> dict[str, str]:

@@ -36,7 +36,7 @@ from ..options import (
     check_optional_int,
     check_str_list,
 )
-from .baseline import choose_baseline
+from .baseline import check_columns, choose_baseline
 from .examples import Example, examples
 from .provenance import describe_input, provenance
 from .verdict import overall, verdict, verdict_kind
@@ -163,6 +163,7 @@ def _check(opts: dict[str, Any]) -> dict[str, Any]:
     o["correction"] = check_choice(_F, "correction", o["correction"] or "none",
                                    tuple(_st.CORRECTIONS))
     o["figures"] = check_bool(_F, "figures", o["figures"])
+    o["columns"] = check_columns(_F, o.get("columns"))
     if o["progress"] is not None:
         o["progress"] = check_bool(_F, "progress", o["progress"])
     for name in ("baseline", "run", "focus", "title"):
