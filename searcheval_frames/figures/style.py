@@ -211,8 +211,8 @@ def _select_runs(df: pl.DataFrame, runs: Sequence[str] | None, arg: str) -> list
 
 
 def _fmt_signed(x: float, digits: int) -> str:
-    v = round(x, digits) + 0.0  # no "-0.00"
-    return f"{v:+.{digits}f}"
+    v = round(x, digits) + 0.0
+    return f"{v:+.{digits}f}" if v else f"{0:.{digits}f}"  # zero is unsigned: no "-0.00"
 
 
 def delta_label(delta: float, delta_pct: float | None, *, digits: int = 2, pct_digits: int = 0) -> str:
