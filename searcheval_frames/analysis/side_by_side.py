@@ -139,8 +139,11 @@ class SideBySide:
         lines = [f"**{esc(self.title())}**", "",
                  "| " + " | ".join(esc(h) for h in heads) + " |",
                  "|" + "|".join(["--:"] + [":--"] * (len(heads) - 1)) + "|"]
+        docs = {1, 1 + len(self._headers()) // 2}  # the doc columns: long ids cut
         for row in self._frame.iter_rows(named=True):
             cells = [str(row["rank"]), *self._cells(row, "baseline"), *self._cells(row, "run")]
+            cells = [shorten(c, DOC_CHARS, where="auto") if i in docs else c
+                     for i, c in enumerate(cells)]
             lines.append("| " + " | ".join(esc(c) for c in cells) + " |")
         lines += ["", "label: relevance grade, `unjudged` = no label; move: `3 → 1` rank "
                       "before → after, `new` / `dropped` = not in the other top-"

@@ -254,8 +254,9 @@ def build(runs: Any, qrels: Any, **options: Any) -> ReportData:
     frame = cmp.to_polars()
     verdicts = []
     multi = len(others) > 1
+    shown = run_display_names(list(cmp.runs), width=28)  # the names the tables show
     for r in frame.iter_rows(named=True):
-        prefix = f"{r['run']} vs {r['baseline']}" if multi else None
+        prefix = f"{shown[r['run']]} vs {shown[r['baseline']]}" if multi else None
         verdicts.append((verdict_kind(r, cmp.alpha),
                          verdict(r, ci=cmp.ci, correction=cmp.correction, alpha=cmp.alpha,
                                  prefix=prefix)))
