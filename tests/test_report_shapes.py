@@ -22,7 +22,6 @@ from searcheval_frames.errors import InvalidOptionError, SearchEvalWarning
 from searcheval_frames.frames.display import (
     resolve_name,
     run_display_names,
-    short_labels,
     shorten,
 )
 
@@ -71,8 +70,6 @@ def test_shorten_keeps_short_text_and_cuts_long_text_to_width(text: str, width: 
 def test_display_names_of_real_run_files() -> None:
     names = [f"run.dl19-passage.{s}" for s in ("bm25", "bm25-rm3", "splade-pp-ed", "tasb")]
     assert list(run_display_names(names).values()) == ["bm25", "bm25-rm3", "splade-pp-ed", "tasb"]
-    labels, relabelled = short_labels(["how do I export all my notes as Markdown?", "q2"])
-    assert relabelled and list(labels.values()) == ["q1", "q2"]
 
 
 def test_baseline_by_a_unique_part_of_its_name() -> None:

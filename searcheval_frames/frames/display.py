@@ -7,8 +7,6 @@ The data always keep the original text; only what is drawn or printed is shorten
 * :func:`run_display_names` gives runs the shortest unique names: the prefix and
   suffix all names share (``run.dl19-passage.`` … ``.trec``) are removed, then each
   name is shortened in the middle, keeping it unique;
-* :func:`short_labels` gives long ids stable short labels (``q1``, ``q2`` … in
-  first-seen order) with the table that maps them back;
 * :func:`resolve_name` accepts a unique part of a run name (``--baseline bm25``).
 """
 
@@ -19,7 +17,7 @@ from collections.abc import Sequence
 
 from ..errors import InvalidOptionError
 
-__all__ = ["ELLIPSIS", "resolve_name", "run_display_names", "short_labels", "shorten"]
+__all__ = ["ELLIPSIS", "resolve_name", "run_display_names", "shorten"]
 
 ELLIPSIS = "…"
 #: Characters at which a common prefix / suffix of run names may be cut.
@@ -104,25 +102,6 @@ def run_display_names(names: Sequence[str], width: int = 24) -> dict[str, str]:
         seen[s] = seen.get(s, 0) + 1
         out[n] = s if seen[s] == 1 else f"{s}#{seen[s]}"
     return out
-
-
-def short_labels(ids: Sequence[str], prefix: str = "q", *,
-                 width: int = 16) -> tuple[dict[str, str], bool]:
-    """Stable short labels for ids: ``({id: label}, relabelled)``.
-
-    When every id fits in ``width`` characters the ids are their own labels
-    (``relabelled`` is False); otherwise each id gets ``prefix`` + its 1-based position
-    in first-seen order (``q1``, ``q2``, …) and the caller shows a legend table.
-
-    >>> short_labels(["what is bm25?", "how do rerankers work in practice?"], width=16)
-    ({'what is bm25?': 'q1', 'how do rerankers work in practice?': 'q2'}, True)
-    >>> short_labels(["301", "302"])
-    ({'301': '301', '302': '302'}, False)
-    """
-    uniq = list(dict.fromkeys(str(i) for i in ids))
-    if all(len(i) <= width for i in uniq):
-        return {i: i for i in uniq}, False
-    return {i: f"{prefix}{n}" for n, i in enumerate(uniq, 1)}, True
 
 
 def resolve_name(given: str, names: Sequence[str], *, what: str = "baseline",
