@@ -22,8 +22,8 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 import searcheval_frames as sef
-from searcheval_frames.errors import SearchEvalWarning
 from searcheval_frames.analysis import stats as _st
+from searcheval_frames.errors import SearchEvalWarning
 from searcheval_frames.report.examples import explain
 from searcheval_frames.report.verdict import signed, verdict, verdict_kind
 
