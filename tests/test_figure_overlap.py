@@ -255,3 +255,39 @@ def test_the_design_covers_every_pair_of_levels() -> None:
     rows = [tuple(int(c) for c in r) for r in _DESIGN]
     for i, j in itertools.combinations(range(5), 2):
         assert {(r[i], r[j]) for r in rows} == {(0, 0), (0, 1), (1, 0), (1, 1)}
+
+
+def _crossings(ax: Any, texts: list[Text]) -> list[str]:
+    """Notes whose box a drawn line passes through (lines sampled densely on screen)."""
+    fig = ax.figure
+    fig.canvas.draw()
+    renderer = fig.canvas.get_renderer()
+    hit = []
+    for t in texts:
+        box = t.get_window_extent(renderer)
+        for line in ax.lines:
+            if line.get_linestyle() in ("None", "", " ") or not line.get_visible():
+                continue
+            xy = line.get_transform().transform(line.get_xydata())
+            x = np.interp(np.linspace(0, len(xy) - 1, 40 * len(xy)), np.arange(len(xy)), xy[:, 0])
+            y = np.interp(np.linspace(0, len(xy) - 1, 40 * len(xy)), np.arange(len(xy)), xy[:, 1])
+            if np.any((x > box.x0 + 1) & (x < box.x1 - 1) & (y > box.y0 + 1) & (y < box.y1 - 1)):
+                hit.append(t.get_text())
+                break
+    return hit
+
+
+@pytest.mark.parametrize("shape", [s for s in SHAPES if s.n_runs <= 3], ids=str)
+def test_tradeoff_notes_keep_off_the_curves(shape: Shape) -> None:
+    """The P@k / R@k values at the mark sit where their own curves are not (P above its
+    falling line, R below its rising line)."""
+    ax = sef.tradeoff_curve(*_data(shape).run_qrels, k=20)
+    try:
+        # the dotted mark line itself is crossed by design; the curves are the rest
+        marks = [ln for ln in ax.lines if ln.get_linestyle() == ":"]
+        for ln in marks:
+            ln.set_visible(False)
+        hit = _crossings(ax, list(ax.texts))
+    finally:
+        plt.close(ax.figure)
+    assert not hit, f"{shape}: notes on a curve: {hit}"
