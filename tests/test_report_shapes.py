@@ -166,6 +166,12 @@ def test_trec_dl_report_names_runs_by_their_short_names() -> None:
     rep = sef.report(runs, str(qrels), baseline="bm25", relevance_level=2,
                      measures=["nDCG@10", "AP"], **FAST)
     assert rep.data.baseline.endswith(".bm25") and len(rep.data.runs) == 7
+    # the page names runs by what tells them apart, and says so once
+    after = rep.data.run.removeprefix("run.dl19-passage.")
+    assert rep.data.title == f"Search quality: {after} vs bm25"
+    html = rep._repr_html_()
+    assert "Runs are shown by shorter names: bm25 = run.dl19-passage.bm25;" in html
+    assert f"{after} vs bm25 — nDCG@10:" in html
     # AP at level 2 matches pytrec_eval's map with relevance_level 2
     import pytrec_eval
 

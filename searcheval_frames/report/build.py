@@ -254,9 +254,9 @@ def build(runs: Any, qrels: Any, **options: Any) -> ReportData:
     frame = cmp.to_polars()
     verdicts = []
     multi = len(others) > 1
-    shown = run_display_names(list(cmp.runs), width=28)  # the names the tables show
+    display = run_display_names(list(cmp.runs), width=28)  # the names the tables show
     for r in frame.iter_rows(named=True):
-        prefix = f"{shown[r['run']]} vs {shown[r['baseline']]}" if multi else None
+        prefix = f"{display[r['run']]} vs {display[r['baseline']]}" if multi else None
         verdicts.append((verdict_kind(r, cmp.alpha),
                          verdict(r, ci=cmp.ci, correction=cmp.correction, alpha=cmp.alpha,
                                  prefix=prefix)))
@@ -313,7 +313,7 @@ def build(runs: Any, qrels: Any, **options: Any) -> ReportData:
               + describe_input(o["docs"], docs, "docs"))
     shown = {k: v for k, v in o.items() if k not in ("queries", "docs", "command")}
     shown.update(baseline=base, run=run, focus=focus)
-    title = o["title"] or f"Search quality: {run} vs {base}"
+    title = o["title"] or f"Search quality: {display[run]} vs {display[base]}"
     return ReportData(
         title=title, baseline=base, run=run, runs=cmp.runs, measures=measure_names, focus=focus,
         depth=o["depth"], k=o["k"], comparison=cmp, summary=summary, diffs=diffs,

@@ -9,7 +9,7 @@ from typing import Any
 
 import polars as pl
 
-from .baseline import names_note, relevance_note, table
+from .baseline import names_note, relevance_note, run_names, table
 from .build import ReportData
 from .verdict import cell_text
 
@@ -178,7 +178,9 @@ def fragment(data: ReportData) -> str:
     """The report as an HTML fragment (a ``div.sef-report`` with its own ``<style>``)."""
     cmp = data.comparison
     others = [r for r in data.runs if r != data.baseline]
-    meta = (f"Baseline (before): <b>{_e(data.baseline)}</b> · after: <b>{_e(data.run)}</b>"
+    shown = run_names(data)
+    meta = (f"Baseline (before): <b>{_e(shown[data.baseline])}</b> · after: "
+            f"<b>{_e(shown[data.run])}</b>"
             + (f" (of {len(others)} runs compared)" if len(others) > 1 else "")
             + f" · {data.n_queries} queries · measures {_e(', '.join(data.measures))}")
     verdicts = "".join(f'<li class="v-{k}">{_e(s)}</li>' for k, s in data.verdicts)

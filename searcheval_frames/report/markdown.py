@@ -7,7 +7,7 @@ from typing import Any
 
 import polars as pl
 
-from .baseline import names_note, relevance_note, table
+from .baseline import names_note, relevance_note, run_names, table
 from .build import ReportData
 from .verdict import cell_text, signed
 
@@ -45,7 +45,8 @@ def markdown(data: ReportData, figures_dir: str = "figures") -> str:
     """The report as Markdown; figures are linked as ``{figures_dir}/<name>.png``."""
     cmp = data.comparison
     lines = [f"# {data.title}", "",
-             f"Baseline (before): **{data.baseline}** · after: **{data.run}** · "
+             f"Baseline (before): **{run_names(data)[data.baseline]}** · after: "
+             f"**{run_names(data)[data.run]}** · "
              f"{data.n_queries} queries · measures {', '.join(data.measures)}", "",
              "## Verdict", "", f"**{data.headline}**", "", f"*{relevance_note(data)}*", ""]
     lines += [f"- {s}" for _, s in data.verdicts]
