@@ -147,15 +147,19 @@ def test_no_minus_zero_in_tables() -> None:
     assert "-0.000" not in text and "(-0.0%)" not in text and "0.000" in text
 
 
-def test_demo_command_line_is_quoted() -> None:
-    import inspect
-
+def test_demo_command_line_is_quoted(monkeypatch: Any, capsys: Any, tmp_path: Path) -> None:
+    """The demo prints the command it runs; pasted into a shell it must give the same argv
+    (the --title has spaces and a question mark)."""
+    import searcheval_frames.cli.report as cli_report
     from searcheval_frames import demo
 
-    src = inspect.getsource(demo._report)
-    assert "shlex.join(argv)" in src
-    argv = ["--title", "Example: does reranking BM25 help?"]
-    assert shlex.split(shlex.join(argv)) == argv
+    seen: list[list[str]] = []
+    monkeypatch.setattr(cli_report, "main", lambda argv: seen.append(list(argv)) or 0)
+    assert demo._report(EX, str(tmp_path / "out")) == 0
+    line = next(ln for ln in capsys.readouterr().out.splitlines()
+                if ln.startswith("$ searcheval report "))
+    assert shlex.split(line.removeprefix("$ searcheval report ")) == seen[0]
+    assert "Example: does reranking BM25 help?" in seen[0]
 
 
 def test_trec_dl_report_names_runs_by_their_short_names() -> None:
