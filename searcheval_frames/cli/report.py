@@ -113,10 +113,13 @@ def _columns(text: str) -> dict[str, str]:
 
 
 def _headline(rep: Any) -> str:
-    cmp = rep.comparison
-    table = cmp.table("before_after",
-                      columns=["before", "after", "delta", "ci", "p_adjusted", "wtl"])
-    lines = [rep.data.headline, "", table.to_markdown(legend=False), ""]
+    from ..report.baseline import names_note, table
+
+    shown = table(rep.data, "before_after",
+                  ["before", "after", "delta", "ci", "p_adjusted", "wtl"])  # display names
+    lines = [rep.data.headline, "", shown.to_markdown(legend=False), ""]
+    if names_note(rep.data):
+        lines += [names_note(rep.data), ""]
     lines += [f"  {v}" for v in rep.verdicts]
     return "\n".join(lines)
 
