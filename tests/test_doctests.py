@@ -22,6 +22,9 @@ MODULES = [
     "searcheval_frames.io.prefs",
     "searcheval_frames.measures.prefs",
     "searcheval_frames.cli.prefs",
+    "searcheval_frames.frames.display",
+    "searcheval_frames.report.baseline",
+    "searcheval_frames.figures.style",
 ]
 
 
