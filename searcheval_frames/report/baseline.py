@@ -1,4 +1,6 @@
-"""Which run is the "before": a name, a unique part of one, or (warned) the first run."""
+"""Who is who on the page: which run is the "before" (a name, a unique part of one, or,
+warned, the first run), the runs' display names and the tables under them, what counts
+as relevant (the note beside the headline), and the ``columns=`` option's check."""
 
 from __future__ import annotations
 
