@@ -240,7 +240,7 @@ def test_benchmark_bars_with_compare_object(per_query):
 def test_delta_label_format():
     assert style.delta_label(0.13, 20.0) == "+0.13 (+20%)"
     # no "-0.00", and no "+0.00 (-2%)": what rounds to zero gets a digit more, zero is 0
-    assert style.delta_label(-0.001, -0.2) == "-0.001 (0%)"
+    assert style.delta_label(-0.001, -0.2) == "-0.001 (-0.2%)"
     assert style.delta_label(-0.004, -1.5) == "-0.004 (-2%)"
     assert style.delta_label(0.0, 0.0) == "0.00 (0%)"
     assert style.delta_label(0.05, float("nan")) == "+0.05"

@@ -228,6 +228,8 @@ def delta_label(delta: float, delta_pct: float | None, *, digits: int = 2, pct_d
     while delta and round(delta, digits) == 0 and digits < 4:
         digits += 1  # "+0.00 (-2%)" would contradict itself
     text = _fmt_signed(delta, digits)
+    while delta_pct and round(delta_pct, pct_digits) == 0 and pct_digits < 2:
+        pct_digits += 1  # "-0.003 (0%)" reads as no change
     if delta_pct is not None and math.isfinite(delta_pct):
         text += f" ({_fmt_signed(delta_pct, pct_digits)}%)"
     return text
