@@ -9,6 +9,7 @@ writes ``report/index.html``.
 
 from __future__ import annotations
 
+import shlex
 import sys
 import warnings
 from pathlib import Path
@@ -36,7 +37,7 @@ def _report(example: Path, out: str) -> int:
             str(example / "runs" / "bm25-rerank.run"), "--baseline", "bm25",
             "--queries", str(example / "queries.tsv"), "--docs", str(example / "docs.jsonl"),
             "--title", "Example: does reranking BM25 help?", "-o", out]
-    print("\n$ searcheval report " + " ".join(argv))
+    print("\n$ searcheval report " + shlex.join(argv))  # quoted: it pastes into a shell
     return report_main(argv)
 
 

@@ -217,6 +217,13 @@ CASES: list[Case] = [
          E.IdMismatchError,
          "Judge the human sample itself: `sef.judge(human_qrels, judge, queries=..., "
          "docs=...)`, then compare.", "Automatic judges"),
+    Case("A report baseline that matches several runs",
+         "sef.report(pl.DataFrame({'run': ['run.dl19.bm25', 'run.dl19.bm25-rm3'], "
+         "'query_id': 'q1', 'doc_id': 'd1', 'score': 1.0}), " + QRELS + ", "
+         "baseline='dl19', figures=False)",
+         E.InvalidOptionError,
+         "Pass more of the name: a unique part (`'rm3'`), the name shown in the report's "
+         "tables (`'bm25'`) or the whole name.", "Comparisons"),
 ]
 
 

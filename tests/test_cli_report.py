@@ -83,3 +83,22 @@ def test_report_help_and_the_classic_form_still_work():
     assert proc.returncode == 0 and "usage: searcheval report" in proc.stdout
     proc = _cli(*BASE, "-m", "P@5")  # the trec_eval-like form, unchanged
     assert proc.returncode == 0 and "bm25-rerank" in proc.stdout and "P@5" in proc.stdout
+
+
+def test_trec_dl_runs_sharing_a_tag_baseline_by_its_short_name(tmp_path):
+    """Seven TREC DL 2019 runs whose tags collide are named after their files
+    (run.dl19-passage.*); --baseline bm25 picks run.dl19-passage.bm25 by the name the
+    report shows, -l 2 is stated on the page, and the tables name runs briefly."""
+    from conftest import shared_path
+
+    qrels = shared_path("trec_dl_passage", "qrels.dl19-passage.txt")
+    runs = sorted(str(p) for p in (qrels.parent / "runs").glob("run.dl19-passage.*.txt"))
+    out = tmp_path / "dl19"
+    proc = _cli("report", str(qrels), *runs, "--baseline", "bm25", "-l", "2", "-m", "nDCG@10",
+                "-m", "map", "--ci-method", "t", "--no-figures", "-o", str(out))
+    assert proc.returncode == 0, proc.stderr
+    assert "| bm25-minilm-rerank | bm25 | nDCG@10 | 0.506 |" in proc.stdout
+    assert "Runs are shown by shorter names: bm25 = run.dl19-passage.bm25;" in proc.stdout
+    md = (out / "report.md").read_text()
+    assert "Relevant = label ≥ 2" in md
+    assert "| bm25 | 0.506 | 0.248 |" in md.replace("  ", " ")  # nDCG@10, AP at level 2

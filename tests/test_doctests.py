@@ -30,6 +30,9 @@ MODULES = [
     "searcheval_frames.evalset.judges.holes",
     "searcheval_frames.evalset.judges.stub",
     "searcheval_frames.evalset.judges.plot",
+    "searcheval_frames.frames.display",
+    "searcheval_frames.report.baseline",
+    "searcheval_frames.figures.style",
 ]
 
 

@@ -88,6 +88,10 @@ def _cases():
     for opt, bad in [("max_concurrency", 0), ("temperature", -1.0), ("timeout", 0),
                      ("retries", -1), ("base_url", "localhost:8000")]:
         cases.append(("OpenAICompatible", oa, opt, bad))
+    rep = lambda **kw: sef.report(RUN, QRELS, figures=False, **kw)  # noqa: E731
+    for opt, bad in [("baseline", "c"), ("baseline", 3), ("columns", "query_id=qid"),
+                     ("columns", {"topic": "qid"})]:
+        cases.append(("report", rep, opt, bad))
     return cases
 
 

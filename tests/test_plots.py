@@ -128,7 +128,11 @@ def test_tradeoff_curve_single_run_marks_k():
     assert _texts(ax) == ["P@3 = 1.00", "R@3 = 1.00"]
     vlines = [ln for ln in ax.lines if ln.get_linestyle() == ":"]
     assert len(vlines) == 1 and list(vlines[0].get_xdata()) == [3, 3]
-    assert ax.get_xscale() == "linear" and ax.get_ylim() == (0.0, 1.02)
+    # P@3 = R@3 = 1.00: the labels stack above 1, and the axis makes room there
+    assert ax.get_xscale() == "linear" and ax.get_ylim()[0] == 0.0
+    tops = [t.get_position()[1] for t in ax.texts]
+    assert min(tops) > 1.0 and ax.get_ylim()[1] > max(tops)
+    assert list(ax.get_yticks()) == pytest.approx([0, 0.2, 0.4, 0.6, 0.8, 1.0])
     assert [t.get_text() for t in ax.get_legend().get_texts()] == ["Precision@k", "Recall@k"]
     with pytest.raises(SearchEvalError, match="mark_k"):
         sef.tradeoff_curve(run, qrels, mark_k=11)
@@ -158,7 +162,10 @@ def test_benchmark_bars_before_after_labels():
         "measure": ["P@5", "RR", "P@5", "RR"],
         "value": [0.65, 0.5, 0.78, 0.45],
     })
-    ax = sef.benchmark_bars(res)
+    auto = sef.benchmark_bars(res)  # the deltas would not fit between upright bars
+    assert all(b.get_width() > 0 for b in auto.containers[0])
+    assert "0.78  +0.13 (+20%)" in _texts(auto)
+    ax = sef.benchmark_bars(res, orientation="vertical")
     assert [c.get_label() for c in ax.containers] == ["before", "after"]
     assert [len(c) for c in ax.containers] == [2, 2]
     heights = [[b.get_height() for b in c] for c in ax.containers]
@@ -167,7 +174,8 @@ def test_benchmark_bars_before_after_labels():
     assert [t.get_text() for t in ax.get_xticklabels()] == ["P@5", "RR"]
     assert ax.get_ylim()[1] > 0.78 * 1.1  # room for the labels
     # pandas in: the same picture; another baseline flips the deltas
-    ax2 = sef.benchmark_bars(res.to_pandas(), baseline="after", digits=3, pct_digits=1)
+    ax2 = sef.benchmark_bars(res.to_pandas(), baseline="after", digits=3, pct_digits=1,
+                             orientation="vertical")
     assert [c.get_label() for c in ax2.containers] == ["after", "before"]
     assert "0.650\n-0.130 (-16.7%)" in _texts(ax2)
 
@@ -194,7 +202,7 @@ def test_benchmark_bars_orientation_and_selection(per_query, synth):
 
 def test_benchmark_bars_comparison_frame_ci_and_significance():
     frame = baseline.comparison_frame().filter(pl.col("run") == "after")
-    ax = sef.benchmark_bars(frame)  # 2 runs x 2 measures: vertical
+    ax = sef.benchmark_bars(frame, orientation="vertical")
     assert [c.get_label() for c in ax.containers if hasattr(c, "patches")] == ["before", "after"]
     texts = _texts(ax)
     assert "0.78\n+0.13 (+20%) *" in texts and "0.61\n+0.09 (+17%)" in texts
@@ -206,8 +214,8 @@ def test_benchmark_bars_comparison_frame_ci_and_significance():
     assert np.allclose([s[:, 1] for s in segs], [[0.70, 0.86], [0.51, 0.70]])
     legend = [t.get_text() for t in ax.get_legend().get_texts()]
     assert legend[-2:] == ["* significant", "error bar: CI of the difference"]
-    plain = sef.benchmark_bars(frame, significance=False, ci=False)
-    assert "0.78\n+0.13 (+20%)" in _texts(plain)
+    plain = sef.benchmark_bars(frame, significance=False, ci=False)  # auto: horizontal
+    assert "0.78  +0.13 (+20%)" in _texts(plain)
     assert not [c for c in plain.containers if type(c).__name__ == "ErrorbarContainer"]
     with pytest.raises(SearchEvalError, match="baseline"):
         sef.benchmark_bars(frame, baseline="after")
@@ -231,7 +239,10 @@ def test_benchmark_bars_with_compare_object(per_query):
 
 def test_delta_label_format():
     assert style.delta_label(0.13, 20.0) == "+0.13 (+20%)"
-    assert style.delta_label(-0.001, -0.2) == "+0.00 (+0%)"  # no "-0.00"
+    # no "-0.00", and no "+0.00 (-2%)": what rounds to zero gets a digit more, zero is 0
+    assert style.delta_label(-0.001, -0.2) == "-0.001 (-0.2%)"
+    assert style.delta_label(-0.004, -1.5) == "-0.004 (-2%)"
+    assert style.delta_label(0.0, 0.0) == "0.00 (0%)"
     assert style.delta_label(0.05, float("nan")) == "+0.05"
 
 
@@ -267,7 +278,8 @@ def test_per_query_delta_choices_and_missing_queries():
     with pytest.warns(SearchEvalWarning, match="'3'"):
         ax = sef.per_query_delta(pq, run="b", annotate=1)
     assert np.allclose([b.get_height() for b in ax.containers[0]], [0.5, -0.2, -0.5])
-    assert "1" in _texts(ax) and "2" in _texts(ax)  # best win and worst loss named
+    # best win and worst loss named, in the notes of the empty corners
+    assert "biggest wins\n1  +0.50" in _texts(ax) and "biggest losses\n2  -0.50" in _texts(ax)
     with pytest.raises(SearchEvalError, match="baseline"):
         sef.per_query_delta(pq, baseline="z", run="b")
     renamed = pq.rename(columns={"value": "score_value"})

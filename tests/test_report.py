@@ -99,8 +99,13 @@ def test_negative_and_nonsignificant_deltas_are_coloured_differently():
         pl.when(pl.col("run") == "b").then(pl.col("value") - 0.15 + flip)
         .otherwise(pl.col("value")).alias("value")
     )
-    html = sef.compare(noisy, baseline="a_base").to_html()
-    assert "opacity:0.6" in html
+    cmp = sef.compare(noisy, baseline="a_base")
+    html = cmp.to_html()
+    # a change the test cannot tell from zero is not tinted: one coloured cell per
+    # significant delta, the rest neutral
+    sig = pl.DataFrame(cmp.frame).filter(pl.col("significant")).height
+    assert html.count("#cf222e;font-weight:600") + html.count("#1a7f37;font-weight:600") == sig
+    assert sig < pl.DataFrame(cmp.frame).height and "opacity" not in html
 
 
 def test_all_pairs_superscripts_like_ranx():

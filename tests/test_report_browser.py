@@ -12,10 +12,12 @@ from __future__ import annotations
 import os
 import shutil
 import struct
+import warnings
 from pathlib import Path
+from typing import Any
 
 import pytest
-from conftest import DATA
+from conftest import DATA, shared_path
 from test_widget_browser import CHROMIUM_ARGS, TIMEOUT_MS, _chromium
 
 pytestmark = pytest.mark.browser
@@ -92,3 +94,78 @@ def test_report_renders_in_chromium(tmp_path: Path) -> None:
     if keep:
         Path(keep).mkdir(parents=True, exist_ok=True)
         shutil.copy(shot, Path(keep) / "report.png")
+
+
+# ------------------------------------------------------------------ no sideways scrolling
+RAG = DATA / "rag"
+RAG_COLUMNS = {"run": "system", "query_id": "question", "doc_id": "url",
+               "score": "similarity", "relevance": "grade"}
+WIDTHS = (1024, 1280, 1440)
+
+
+def _demo(sef: Any) -> Any:
+    return sef.report([str(EX / "runs" / "bm25.run"), str(EX / "runs" / "bm25-rerank.run")],
+                      str(EX / "qrels.txt"), baseline="bm25", queries=str(EX / "queries.tsv"),
+                      docs=str(EX / "docs.jsonl"), n_resamples=1000)
+
+
+def _trec_dl(sef: Any) -> Any:
+    """TREC DL 2019 passage: bm25 and six published systems, relevant = label >= 2."""
+    import polars as pl
+
+    qrels = shared_path("trec_dl_passage", "qrels.dl19-passage.txt")
+    files = sorted((qrels.parent / "runs").glob("run.dl19-passage.*.txt"))
+    runs = pl.concat([pl.DataFrame(sef.read_run(f, name_from="file")) for f in files])
+    return sef.report(runs, str(qrels), baseline="bm25", relevance_level=2,
+                      queries=str(qrels.parent / "topics.dl19-passage.txt"), n_resamples=1000)
+
+
+def _rag(sef: Any) -> Any:
+    import polars as pl
+
+    return sef.report(pl.read_csv(RAG / "runs.csv"), pl.read_csv(RAG / "grades.csv"),
+                      columns=RAG_COLUMNS, baseline="keyword", run="hybrid",
+                      relevance_level=2, docs=str(RAG / "chunks.jsonl"), n_resamples=1000)
+
+
+@pytest.mark.parametrize("make", [_demo, _trec_dl, _rag], ids=["demo", "trec-dl-2019", "rag"])
+def test_report_never_scrolls_sideways(make: Any, tmp_path: Path) -> None:
+    """At 1024, 1280 and 1440 px the page is as wide as the window, no figure is wider
+    than its column, and the side-by-side tables fit (their cells wrap or are cut)."""
+    pytest.importorskip("playwright.sync_api", reason="pip install playwright (no browser download)")
+    pytest.importorskip("matplotlib")
+    chromium = _chromium()
+    from playwright.sync_api import sync_playwright
+
+    import searcheval_frames as sef
+
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore")
+        rep = make(sef)
+    index = rep.save(tmp_path / "report")
+    with sync_playwright() as pw:
+        browser = pw.chromium.launch(executable_path=chromium, args=CHROMIUM_ARGS, headless=True)
+        try:
+            for width in WIDTHS:
+                page = browser.new_page(viewport={"width": width, "height": 900})
+                page.set_default_timeout(TIMEOUT_MS)
+                page.goto(index.as_uri())
+                page.wait_for_load_state("load")
+                page.evaluate("() => document.querySelectorAll('details')"
+                              ".forEach(d => d.open = true)")  # every table laid out
+                scroll = page.evaluate("() => document.scrollingElement.scrollWidth")
+                assert scroll <= width, f"{width} px window: page {scroll} px wide"
+                wider = page.evaluate(
+                    "() => Array.from(document.querySelectorAll('.sef-report table, "
+                    ".sef-report img')).filter(e => e.getBoundingClientRect().right > "
+                    "document.querySelector('.sef-report').getBoundingClientRect().right + 1)"
+                    ".map(e => e.tagName + ' ' + Math.round(e.getBoundingClientRect().width))")
+                assert not wider, f"{width} px: wider than the report column: {wider[:3]}"
+                if width == 1280 and os.environ.get("SEARCHEVAL_SCREENSHOTS"):
+                    keep = Path(os.environ["SEARCHEVAL_SCREENSHOTS"])
+                    keep.mkdir(parents=True, exist_ok=True)
+                    page.screenshot(path=str(keep / f"report-{make.__name__[1:]}-1280.png"),
+                                    full_page=True)
+                page.close()
+        finally:
+            browser.close()

@@ -23,6 +23,7 @@ from hypothesis import strategies as st
 
 import searcheval_frames as sef
 from searcheval_frames.analysis import stats as _st
+from searcheval_frames.errors import SearchEvalWarning
 from searcheval_frames.report.examples import explain
 from searcheval_frames.report.verdict import signed, verdict, verdict_kind
 
@@ -205,8 +206,9 @@ def test_provenance_checksums(rep, tmp_path):
 def test_report_from_frames_in_pandas_out():
     pd = pytest.importorskip("pandas")
     runs = sef.read_run(RUNS).to_pandas()
-    rep = sef.report(runs, sef.read_qrels(QRELS).to_pandas(), figures=False, measures=["AP"],
-                     **FAST)
+    with pytest.warns(SearchEvalWarning, match="no baseline= given; using 'bm25'"):
+        rep = sef.report(runs, sef.read_qrels(QRELS).to_pandas(), figures=False,
+                         measures=["AP"], **FAST)
     assert isinstance(rep.frame, pd.DataFrame) and rep.data.baseline == "bm25"
     rec = rep.provenance["inputs"][0]
     assert rec["path"] is None and rec["rows"] == len(runs) and len(rec["content_sha256"]) == 64

@@ -21,29 +21,41 @@ from ..frames import is_path, qrels_frame, run_frame
 __all__ = ["docs_table", "qrels_pl", "queries_table", "runs_pl"]
 
 _QUERY_TEXT = ("query", "text", "title", "question", "query_text")
-_DOC_ID = ("doc_id", "docid", "docno", "pid", "id", "_id")
+_DOC_ID = ("doc_id", "docid", "docno", "pid", "id", "_id", "url")
 _QUERY_ID = ("query_id", "qid", "topic", "query", "id", "_id")
 _DOC_TITLE = ("title", "headline", "name")
 _DOC_TEXT = ("text", "body", "contents", "content", "passage", "abstract")
 TITLE_CHARS = 90
 
 
-def runs_pl(runs: Any, arg: str = "runs") -> pl.DataFrame:
-    """Canonical run frame (``run, query_id, doc_id, score``) from frames or file paths."""
+def runs_pl(runs: Any, arg: str = "runs", columns: Mapping[str, str] | None = None
+            ) -> pl.DataFrame:
+    """Canonical run frame (``run, query_id, doc_id, score``) from frames or file paths;
+    ``columns`` maps canonical names to the caller's (entries the frame lacks are skipped,
+    so one mapping serves runs and qrels)."""
     if is_path(runs):
         from ..io import read_run
 
         runs = read_run(runs)
-    return run_frame(runs, arg=arg).select("run", "query_id", "doc_id", "score")
+    return run_frame(runs, arg=arg, columns=_present(runs, columns)).select(
+        "run", "query_id", "doc_id", "score")
 
 
-def qrels_pl(qrels: Any) -> pl.DataFrame:
+def qrels_pl(qrels: Any, columns: Mapping[str, str] | None = None) -> pl.DataFrame:
     """Canonical qrels frame (``query_id, doc_id, relevance``) from a frame or a path."""
     if is_path(qrels):
         from ..io import read_qrels
 
         qrels = read_qrels(qrels)
-    return qrels_frame(qrels).select("query_id", "doc_id", "relevance")
+    return qrels_frame(qrels, columns=_present(qrels, columns)).select(
+        "query_id", "doc_id", "relevance")
+
+
+def _present(frame: Any, columns: Mapping[str, str] | None) -> Mapping[str, str] | None:
+    if not columns or isinstance(frame, Mapping) or not hasattr(frame, "columns"):
+        return columns
+    have = set(frame.columns)
+    return {k: v for k, v in columns.items() if v in have} or None
 
 
 def queries_table(queries: Any) -> pl.DataFrame | None:
@@ -90,8 +102,9 @@ def _read_docs(path: Path) -> pl.DataFrame:
     )
 
 
-def docs_table(docs: Any) -> pl.DataFrame | None:
-    """``doc_id, title`` (the title, else the start of the text) for display."""
+def docs_table(docs: Any, columns: Mapping[str, str] | None = None) -> pl.DataFrame | None:
+    """``doc_id, title`` (the title, else the start of the text) for display; the doc id
+    column may be named by ``columns={"doc_id": ...}``."""
     if docs is None:
         return None
     if isinstance(docs, Mapping):
@@ -101,7 +114,8 @@ def docs_table(docs: Any) -> pl.DataFrame | None:
         )
     else:
         df = _read_docs(Path(docs)) if isinstance(docs, str | Path) else _frame(docs, "docs")
-    did = _find(df, _DOC_ID)
+    did = (columns or {}).get("doc_id")
+    did = did if did in df.columns else _find(df, _DOC_ID)
     if did is None:
         raise MissingColumnError(
             f"docs: no document id column; the columns are {df.columns}. Recognised names: "

@@ -121,9 +121,8 @@ def to_html(model: Model, *, legend: bool = True) -> str:
         out.append("<tr>")
         for c in r:
             style = "padding:2px 8px;text-align:" + ("left;" if c.left else "right;")
-            if c.sign:
-                style += f"color:{_POS if c.sign > 0 else _NEG};"
-                style += "font-weight:600;" if c.significant else "opacity:0.6;"
+            if c.sign and c.significant:  # a change the test cannot tell from 0 stays neutral
+                style += f"color:{_POS if c.sign > 0 else _NEG};font-weight:600;"
             t = html.escape(c.text)
             if c.bold:
                 t = f"<b>{t}</b>"

@@ -260,6 +260,7 @@ def load(
             [measures] if isinstance(measures, str) else list(measures),
             per_query=True,
             missing="skip" if missing == "error" else missing,  # type: ignore[arg-type]
+            columns=columns,
             **evaluate_options,
         )
         pq = per_query_input(ev, None)

@@ -173,7 +173,7 @@ def query_diff(
         from ..core.evaluate import evaluate
 
         meas = measure if measure is not None else DEFAULT_MEASURE
-        ev = evaluate(runs, qrels, [meas], per_query=True,
+        ev = evaluate(runs, qrels, [meas], per_query=True, columns=columns,
                       missing="skip" if missing == "error" else missing, **evaluate_options)
         pq = _per_query_input(ev, None)
     else:

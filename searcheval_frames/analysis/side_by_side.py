@@ -9,12 +9,14 @@ top-``k`` of the baseline and of the run, rank by rank, with each document's lab
 from __future__ import annotations
 
 import html
+from collections.abc import Mapping
 from typing import Any
 
 import polars as pl
 
 from ..errors import SearchEvalError
 from ..frames import Kind, input_kind, to_native
+from ..frames.display import shorten
 from ..options import check_int
 from ._inputs import docs_table, qrels_pl, queries_table, runs_pl
 
@@ -59,6 +61,10 @@ def _side(
     return top.with_columns(move.alias("move")).drop("_other")
 
 
+#: Longer document ids (URLs) are shortened in the middle in the HTML, whole on hover
+DOC_CHARS = 34
+
+
 class SideBySide:
     """The ranked lists of a baseline and a run for one query (see :func:`side_by_side`).
 
@@ -71,10 +77,16 @@ class SideBySide:
         (``run_doc``, ``run_label``, [``run_title``], ``run_move``).
     query_id, query, baseline, run, k
         What is shown.
+    relevance_level
+        Labels at or above it count as relevant for the colours: a relevant document
+        moving up (or new) is good news (blue), a non-relevant one moving up is bad news
+        (red), and the other way round for moving down or dropping out.
     """
 
     def __init__(self, frame: pl.DataFrame, *, query_id: str, query: str | None,
-                 baseline: str, run: str, k: int, kind: Kind) -> None:
+                 baseline: str, run: str, k: int, kind: Kind,
+                 relevance_level: int = 1) -> None:
+        self.relevance_level = relevance_level
         self._frame = frame
         self.query_id = query_id
         self.query = query
@@ -127,32 +139,47 @@ class SideBySide:
         lines = [f"**{esc(self.title())}**", "",
                  "| " + " | ".join(esc(h) for h in heads) + " |",
                  "|" + "|".join(["--:"] + [":--"] * (len(heads) - 1)) + "|"]
+        docs = {1, 1 + len(self._headers()) // 2}  # the doc columns: long ids cut
         for row in self._frame.iter_rows(named=True):
             cells = [str(row["rank"]), *self._cells(row, "baseline"), *self._cells(row, "run")]
+            cells = [shorten(c, DOC_CHARS, where="auto") if i in docs else c
+                     for i, c in enumerate(cells)]
             lines.append("| " + " | ".join(esc(c) for c in cells) + " |")
         lines += ["", "label: relevance grade, `unjudged` = no label; move: `3 → 1` rank "
                       "before → after, `new` / `dropped` = not in the other top-"
                       f"{self.k}, `=` same rank."]
         return "\n".join(lines)
 
-    def _td(self, text: str, kind: str) -> str:
+    def _td(self, text: str, kind: str, label: str = "") -> str:
         style = "padding:2px 6px;text-align:left;"
+        tip = ""
+        if kind == "doc" and len(text) > DOC_CHARS:  # URLs, long ids: the whole id on hover
+            tip, text = f' title="{html.escape(text)}"', shorten(text, DOC_CHARS, where="auto")
         if kind != "title":
             style += "white-space:nowrap;"
         if kind == "label":
             if text == "unjudged":
                 style += f"color:{_GREY};font-style:italic;"
-            elif text.lstrip("-").isdigit() and int(text) > 0:
+            elif text.lstrip("-").isdigit() and int(text) >= self.relevance_level:
                 style += f"color:{_POS};font-weight:600;"
         elif kind == "move":
-            if text.startswith(("new", "dropped")):
-                style += f"color:{_NEG if text.startswith('dropped') else _POS};"
-            elif "→" in text:
-                a, b = (int(x) for x in text.split(" → "))
-                style += f"color:{_POS if b < a else _NEG};"
-            else:
-                style += f"color:{_GREY};"
-        return f'<td class="sef-{kind}" style="{style}">{html.escape(text)}</td>'
+            style += f"color:{self._move_colour(text, label)};"
+        return f'<td class="sef-{kind}" style="{style}"{tip}>{html.escape(text)}</td>'
+
+    def _move_colour(self, move: str, label: str) -> str:
+        """Good news blue, bad news red, for the reader: a relevant document moving up or
+        arriving is good, a non-relevant one doing so is bad; unjudged ones are grey."""
+        if not label.lstrip("-").isdigit():
+            return _GREY
+        relevant = int(label) >= self.relevance_level
+        if move.startswith(("new", "dropped")):
+            up = move.startswith("new")
+        elif "→" in move:
+            a, b = (int(x) for x in move.split(" → "))
+            up = b < a
+        else:
+            return _GREY
+        return _POS if up == relevant else _NEG
 
     def to_html(self) -> str:
         """An HTML table with inline styles (used by ``_repr_html_``)."""
@@ -174,7 +201,7 @@ class SideBySide:
             out.append(f'<tr><td style="padding:2px 6px;text-align:right;">{row["rank"]}</td>')
             for side in ("baseline", "run"):
                 cells = self._cells(row, side)
-                out += [self._td(c, kd) for c, kd in zip(cells, kinds, strict=True)]
+                out += [self._td(c, kd, cells[1]) for c, kd in zip(cells, kinds, strict=True)]
             out.append("</tr>")
         out.append("</tbody></table></div>")
         return "".join(out)
@@ -232,6 +259,7 @@ def side_by_side(
     k: int = 10,
     docs: Any = None,
     queries: Any = None,
+    columns: Mapping[str, str] | None = None,
 ) -> SideBySide:
     """The top-``k`` of a baseline and of a run for one query, rank by rank.
 
@@ -257,6 +285,9 @@ def side_by_side(
         or a dict ``{doc_id: title}``.
     queries
         Query texts (frame, dict or query file) for the heading.
+    columns
+        Canonical name → your column, for the runs and the qrels, e.g.
+        ``{"query_id": "question", "doc_id": "url"}``.
 
     Returns
     -------
@@ -280,8 +311,8 @@ def side_by_side(
     """
     k = check_int("side_by_side", "k", k, minimum=1, what="ranks to show", example="k=10")
     kind = input_kind(runs)
-    run_df = runs_pl(runs)
-    qrels_df = qrels_pl(qrels)
+    run_df = runs_pl(runs, columns=columns)
+    qrels_df = qrels_pl(qrels, columns=columns)
     qid = str(query_id)
     names = run_df.get_column("run").unique(maintain_order=True).to_list()
     base = baseline if baseline is not None else names[0]

@@ -8,7 +8,7 @@ sentence naming the method), never on :class:`~searcheval_frames.Comparison` its
 :mod:`~searcheval_frames.analysis.markup` writes the cells out. A table renders
 
 * in notebooks (``_repr_html_``): best mean per measure bold, superscript letters
-  for significant wins, deltas coloured green/red (faded when not significant);
+  for significant wins, significant deltas coloured green/red (the others neutral);
 * as Markdown (``to_markdown``) for READMEs and issues;
 * as LaTeX (``to_latex``) with booktabs rules and superscript letters, ready for a
   paper (needs ``\\usepackage{booktabs}``);
@@ -38,7 +38,7 @@ from __future__ import annotations
 
 import math
 import string
-from collections.abc import Sequence
+from collections.abc import Mapping, Sequence
 from typing import Any
 
 import polars as pl
@@ -190,6 +190,17 @@ class Table:
         self.measures = self._subset(measures, list(all_measures), "measures")
         self.runs = self._subset(runs, list(all_runs), "runs")
 
+    def renamed(self, names: Mapping[str, str]) -> Table:
+        """The same table with runs shown under other (unique) names, e.g. display names."""
+        import copy
+
+        out = copy.copy(self)
+        out._frame = self._frame.with_columns(pl.col("run", "baseline").replace(dict(names)))
+        out.means = self.means.with_columns(pl.col("run").replace(dict(names)))
+        out.runs = [names.get(r, r) for r in self.runs]
+        out.baselines = [names.get(r, r) for r in self.baselines]
+        return out
+
     @staticmethod
     def _subset(chosen: Sequence[str] | None, available: list[str], arg: str) -> list[str]:
         if chosen is None:
@@ -220,22 +231,23 @@ class Table:
     def _num(self, v: float) -> str:
         return "—" if _nan(v) else f"{v:.{self.digits}f}"
 
-    def _signed(self, v: float) -> str:
+    def _signed(self, v: float, digits: int | None = None) -> str:
+        digits = self.digits if digits is None else digits
         if _nan(v):
             return "—"
-        if v == 0:
-            return f"{0:.{self.digits}f}"
-        return f"{v:+.{self.digits}f}"
+        if round(v, digits) == 0:  # no "-0.000": what rounds to zero prints unsigned
+            return f"{0:.{digits}f}"
+        return f"{v:+.{digits}f}"
 
     def _delta(self, d: float, pct: float) -> str:
         if _nan(d):
             return "—"
-        if d == 0:
+        if round(d, self.digits) == 0:
             rel = f"{0:.{self.pct_digits}f}%"
         elif _nan(pct):
             rel = "n/a"
         else:
-            rel = f"{pct:+.{self.pct_digits}f}%"
+            rel = f"{self._signed(pct, self.pct_digits)}%"
         return f"{self._signed(d)} ({rel})"
 
     def _p(self, p: float) -> str:
@@ -284,7 +296,7 @@ class Table:
         sig = bool(row["significant"])
         if key == "delta":
             d = row["delta"]
-            sign = 0 if _nan(d) or d == 0 else (1 if d > 0 else -1)
+            sign = 0 if _nan(d) or round(d, self.digits) == 0 else (1 if d > 0 else -1)
             return Cell(self._delta(d, row["delta_pct"]), sign=sign, significant=sig,
                          sup="*" if sig else "")
         if key == "ci":

@@ -84,7 +84,12 @@ def build_parser() -> argparse.ArgumentParser:
                    help="bootstrap / randomization resamples (default 10000)")
     p.add_argument("--seed", type=int, default=0, help="random seed (default 0)")
     p.add_argument("-l", "--level", type=int, default=1, dest="relevance_level",
-                   help="minimum relevance that counts as relevant (default 1)")
+                   help="minimum relevance that counts as relevant by P, R, RR and AP "
+                        "(default 1; TREC DL passage qrels: 2); nDCG's gain is the label")
+    p.add_argument("--columns", metavar="CANON=YOURS,...", type=_columns,
+                   help="your column names in CSV/TSV/JSONL/Parquet runs and qrels, e.g. "
+                        "--columns run=system,query_id=question,doc_id=url,score=similarity,"
+                        "relevance=grade")
     p.add_argument("--min-judged", type=float, default=0.9, dest="min_judged",
                    help="judged share below which coverage is flagged (default 0.9)")
     p.add_argument("--no-figures", action="store_true", help="skip the figures")
@@ -95,11 +100,26 @@ def build_parser() -> argparse.ArgumentParser:
     return p
 
 
+def _columns(text: str) -> dict[str, str]:
+    """``query_id=question,doc_id=url`` -> ``{"query_id": "question", "doc_id": "url"}``."""
+    out = {}
+    for part in text.split(","):
+        canon, eq, yours = part.partition("=")
+        if not eq or not canon.strip() or not yours.strip():
+            raise argparse.ArgumentTypeError(
+                f"{part!r} is not CANONICAL=YOURS; e.g. --columns query_id=question,doc_id=url")
+        out[canon.strip()] = yours.strip()
+    return out
+
+
 def _headline(rep: Any) -> str:
-    cmp = rep.comparison
-    table = cmp.table("before_after",
-                      columns=["before", "after", "delta", "ci", "p_adjusted", "wtl"])
-    lines = [rep.data.headline, "", table.to_markdown(legend=False), ""]
+    from ..report.baseline import names_note, table
+
+    shown = table(rep.data, "before_after",
+                  ["before", "after", "delta", "ci", "p_adjusted", "wtl"])  # display names
+    lines = [rep.data.headline, "", shown.to_markdown(legend=False), ""]
+    if names_note(rep.data):
+        lines += [names_note(rep.data), ""]
     lines += [f"  {v}" for v in rep.verdicts]
     return "\n".join(lines)
 
@@ -116,8 +136,17 @@ def run_report(args: argparse.Namespace, argv: Sequence[str]) -> int:
         exp = expand_measures(args.measures)
         measures = [r.name for r in sorted((r for r in exp.requests if r.measure is not None),
                                            key=lambda r: r.seq)]
-    qrels = read_qrels(args.qrels)
-    runs, _ = _read_runs(args.runs, args.name_from, qrels)
+    if args.columns:  # tables with the user's column names: one mapping for all files
+        import polars as pl
+
+        from ..io import read_run
+
+        qrels = read_qrels(args.qrels, columns=args.columns)
+        runs = pl.concat([pl.DataFrame(read_run(p, columns=args.columns)) for p in args.runs],
+                         how="vertical_relaxed")
+    else:
+        qrels = read_qrels(args.qrels)
+        runs, _ = _read_runs(args.runs, args.name_from, qrels)
     command = "searcheval report " + " ".join(shlex.quote(a) for a in argv)
     with warnings.catch_warnings(record=True) as caught:
         warnings.simplefilter("always")

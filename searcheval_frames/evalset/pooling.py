@@ -57,7 +57,11 @@ def ranked(run: pl.DataFrame, depth: int | None = None) -> pl.DataFrame:
     return ranked_rows(run, depth)
 
 
-def _judged_keys(qrels: Any, qrels_columns: Mapping[str, str] | None) -> pl.DataFrame:
+def _judged_keys(qrels: Any, qrels_columns: Mapping[str, str] | None,
+                 columns: Mapping[str, str] | None = None) -> pl.DataFrame:
+    if qrels_columns is None and columns:  # the entries of the runs' columns= the qrels have
+        have = set(getattr(qrels, "columns", ()))
+        qrels_columns = {k: v for k, v in columns.items() if v in have} or None
     q = qrels_frame(qrels, columns=qrels_columns, arg="qrels")
     return q.select("query_id", "doc_id", "relevance")
 
@@ -109,7 +113,8 @@ def pool(
     rrf_k, rbp_p
         Parameters of the ``"rrf"`` and ``"rbp"`` weights.
     columns, qrels_columns
-        Column mappings for ``runs`` and ``qrels`` (canonical name → yours).
+        Column mappings for ``runs`` and ``qrels`` (canonical name → yours); without
+        ``qrels_columns`` the entries of ``columns`` the qrels have apply to them too.
 
     Returns
     -------
@@ -139,7 +144,7 @@ def pool(
     kind = input_kind(runs)
     top = ranked(run_frame(runs, columns=columns, arg="runs"), depth)
     if qrels is not None:
-        q = _judged_keys(qrels, qrels_columns)
+        q = _judged_keys(qrels, qrels_columns, columns)
         top = top.join(q.select("query_id", "doc_id"), on=["query_id", "doc_id"], how="anti")
 
     if method == "rrf":
@@ -181,7 +186,7 @@ def _top_with_judged(
     qrels_columns: Mapping[str, str] | None,
 ) -> tuple[pl.DataFrame, pl.DataFrame]:
     top = ranked(run_frame(runs, columns=columns, arg="runs"), depth)
-    q = _judged_keys(qrels, qrels_columns)
+    q = _judged_keys(qrels, qrels_columns, columns)
     return _with_judged(top, q), q
 
 
@@ -393,7 +398,7 @@ def metric_bounds(
     parsed = parse_measures(measures)
     kind = input_kind(runs)
     all_ranked = ranked(run_frame(runs, columns=columns, arg="runs"))
-    q = _judged_keys(qrels, qrels_columns)
+    q = _judged_keys(qrels, qrels_columns, columns)
     max_grade = int(q["relevance"].max())  # type: ignore[arg-type]
     if grade is None:
         grade = max_grade

@@ -19,6 +19,7 @@ from .style import (
     NOTE_SIZE,
     _axes,
     _colors,
+    _fig,
     _is_comparison,
     _need,
     _select_runs,
@@ -26,12 +27,37 @@ from .style import (
     _title,
     _to_pl,
     delta_label,
+    display_names,
+    fit_title,
+    place_legend,
 )
 
 if TYPE_CHECKING:  # pragma: no cover
     from matplotlib.axes import Axes
 
-__all__ = ["benchmark_bars"]
+__all__ = ["MAX_HEIGHT", "benchmark_bars"]
+
+#: Tallest figure (inches) benchmark_bars makes for many horizontal bars
+MAX_HEIGHT = 9.0
+
+
+def _label_chars(values: bool, deltas: bool, digits: int, pct_digits: int) -> int:
+    """Characters of the widest label line over a bar (``0.65``, ``+0.13 (+20%) *``)."""
+    return max(digits + 2 if values else 0,
+               digits + 3 + 4 + pct_digits + (pct_digits > 0) + 4 if deltas else 0)
+
+
+def _vertical_fits(n_b: int, n_m: int, labelled: bool, chars: int, legend: Sequence[str],
+                   ax: Any) -> bool:
+    """Whether labels over vertical bars fit between their neighbours' (measured on the
+    axes' width less the y labels and a legend at the right)."""
+    if not labelled:
+        return n_b * n_m <= 16
+    fig_w = _fig(ax).get_figwidth() if ax is not None else FIGSIZE[0]
+    legend_w = (max((len(t) for t in legend), default=0) + 4) * 0.6 * (NOTE_SIZE + 1)
+    axes_w = fig_w * 72 - 60 - (max(legend_w, 100) if legend else 0)
+    pitch = axes_w / n_m * (0.8 / n_b if n_b > 1 else 1.0)
+    return chars * 0.6 * (NOTE_SIZE + 1) <= pitch
 
 
 def _bars_input(
@@ -188,6 +214,7 @@ def benchmark_bars(
     if base is not None and base in names:  # baseline first
         names = [base] + [n for n in names if n != base]
     col = _colors(names, colors)
+    dropped = False
 
     grid = pl.DataFrame({"measure": meas}).with_row_index("_g").join(
         pl.DataFrame({"run": names}).with_row_index("_b"), how="cross"
@@ -200,15 +227,22 @@ def benchmark_bars(
             f"orientation={orientation!r}: use 'auto', 'vertical' or 'horizontal'"
         )
     n_b = len(names)
+    short = display_names(names)
     labelled = value_labels or (deltas and stats is not None)
-    # vertical while the labels fit over their bars: before/after, or unlabelled bars
     horizontal = orientation == "horizontal" or (
-        orientation == "auto"
-        and not (n_b == 1 or (n_b == 2 and len(meas) <= 6) or (not labelled and n_b * len(meas) <= 16))
-    )
+        orientation == "auto" and not _vertical_fits(
+            n_b, len(meas), labelled, _label_chars(value_labels, deltas and stats is not None,
+                                                   digits, pct_digits),
+            [short[n] for n in names] if legend else [], ax))
     width = 0.8 / n_b
-    ax = _axes(ax, (FIGSIZE[0], max(FIGSIZE[1], 0.24 * n_b * len(meas) + 1.0)) if horizontal
-               else None)
+    height = min(max(FIGSIZE[1], 0.24 * n_b * len(meas) + 1.0), MAX_HEIGHT)
+    ax = _axes(ax, (FIGSIZE[0], height) if horizontal else None)
+    if horizontal and labelled:
+        # a label needs a line of text per bar; when the bars are thinner the values and
+        # deltas are left to the table (compare(...).frame, the report's tables)
+        pitch = (_fig(ax).get_figheight() * 72 - 80) / max(n_b * len(meas), 1)
+        if pitch < NOTE_SIZE * 1.2:
+            value_labels, deltas, dropped = False, False, True
     _style(ax, grid="x" if horizontal else "y")
     has_ci = ci and stats is not None and {"ci_low", "ci_high"} <= set(grid.columns)
     has_sig = significance and stats is not None and "significant" in grid.columns
@@ -282,8 +316,8 @@ def benchmark_bars(
         ax.set_xticks(np.arange(len(meas)), meas)
         ax.set_ylabel("Mean over queries", fontsize=LABEL_SIZE)
         ax.set_ylim(0, top)
-    default = (f"{names[1]} vs {names[0]}" if len(names) == 2 else
-               f"{len(names)} systems" + (f" vs {base}" if base in names else ""))
+    default = (f"{short[names[1]]} vs {short[names[0]]}" if len(names) == 2 else
+               f"{len(names)} systems" + (f" vs {short[base]}" if base in names else ""))
     _title(ax, title, default)
     if legend:
         handles, labels = ax.get_legend_handles_labels()
@@ -292,14 +326,16 @@ def benchmark_bars(
             note.append("* significant" + (f" (adjusted p ≤ {alpha:g})" if alpha else ""))
         if has_ci:
             note.append("error bar: CI of the difference")
+        if dropped:
+            note.append("values, Δ: see the table")
+        labels = [short.get(lb, lb) for lb in labels]
         if note:
             from matplotlib.patches import Patch
 
             for text in note:
                 handles.append(Patch(visible=False))
                 labels.append(text)
-        ax.legend(handles, labels, loc="upper left", bbox_to_anchor=(1.01, 1.0),
-                  fontsize=NOTE_SIZE + 1, frameon=False, ncols=1)
+        place_legend(ax, handles, labels, inside=0)
     # room for the labels: measured on the laid-out axes (the legend takes width)
     fig: Any = ax.figure
     engine = fig.get_layout_engine()
@@ -319,5 +355,6 @@ def benchmark_bars(
         ax.set_ylim(0, top / max(1 - need, 0.3))
         if unit:
             ax.set_yticks(np.linspace(0, 1, 6))
+    fit_title(ax)
     return ax
 

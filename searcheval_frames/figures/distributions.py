@@ -12,15 +12,18 @@ import numpy as np
 import polars as pl
 
 from ..errors import EmptyInputError, SearchEvalError, SearchEvalWarning
+from ..frames.display import shorten
 from .checks import check_bool, check_bool_or_none, check_choice, check_int
 from .style import (
     LABEL_SIZE,
     LOSS,
     NOTE_SIZE,
+    TICK_SIZE,
     TIE,
     WIN,
     _axes,
     _colors,
+    _fig,
     _fmt_signed,
     _is_comparison,
     _need,
@@ -28,6 +31,8 @@ from .style import (
     _style,
     _title,
     _to_pl,
+    display_names,
+    fit_title,
 )
 
 if TYPE_CHECKING:  # pragma: no cover
@@ -186,24 +191,41 @@ def per_query_delta(
         zorder=6,
     )
     if annotate:
-        idx = [i for i in range(min(annotate, wins))] + [
-            len(delta) - 1 - i for i in range(min(annotate, losses))
-        ]
-        for i in idx:
-            up = delta[i] > 0
-            ax.annotate(qids[i], (x[i], delta[i]), xytext=(0, 3 if up else -3),
-                        textcoords="offset points", ha="center", va="bottom" if up else "top",
-                        fontsize=NOTE_SIZE - 1, rotation=90, zorder=5)
+        _name_extremes(ax, qids, delta, annotate, wins, losses)
     show = query_labels if query_labels is not None else len(delta) <= 40
     if show:
-        ax.set_xticks(x, qids, rotation=90, fontsize=NOTE_SIZE - 1)
+        ax.set_xticks(x, [shorten(q, 14) for q in qids], rotation=90, fontsize=NOTE_SIZE - 1)
         ax.set_xlabel("query (sorted by Δ)", fontsize=LABEL_SIZE)
     else:
         ax.set_xticks([])
         ax.set_xlabel(f"{len(delta)} queries, sorted by Δ", fontsize=LABEL_SIZE)
     ax.set_ylabel(f"Δ {meas}", fontsize=LABEL_SIZE)
-    _title(ax, title, f"{meas}: {other} − {base}, per query")
+    short = display_names([base, other])
+    _title(ax, title, f"{meas}: {short[other]} − {short[base]}, per query")
+    fit_title(ax)
     return ax
+
+
+def _name_extremes(ax: Any, qids: list[str], delta: Any, n: int, wins: int,
+                   losses: int) -> None:
+    """The ``n`` biggest wins and losses named in two notes, wins in the empty lower left
+    (bars there go up), losses in the empty upper right under the summary: one label per
+    bar overprinted its neighbours once bars were closer than a line of text."""
+    for rows, loc, head in (
+        ([i for i in range(min(n, wins))], (0.01, 0.02), "biggest wins"),
+        ([len(delta) - 1 - i for i in range(min(n, losses))], (0.99, 0.98), "biggest losses"),
+    ):
+        if not rows:
+            continue
+        lines = [f"{shorten(qids[i], 26)}  {_fmt_signed(float(delta[i]), 2)}" for i in rows]
+        left = loc[0] < 0.5
+        ax.annotate("\n".join([head, *lines]), loc, xycoords="axes fraction",
+                    xytext=(0, 0) if left else (0, -4.2 * (NOTE_SIZE + 1)),
+                    textcoords="offset points",
+                    ha="left" if left else "right", va="bottom" if left else "top",
+                    fontsize=NOTE_SIZE - 1, color=WIN if left else LOSS, zorder=6,
+                    linespacing=1.15, bbox=dict(boxstyle="round,pad=0.25", facecolor="white",
+                                                edgecolor="none", alpha=0.85))
 
 
 # --------------------------------------------------------------------------- distribution
@@ -294,8 +316,13 @@ def metric_distribution(
         ax.scatter(pos, [float(v.mean()) if len(v) else np.nan for v in data], marker="D",
                    s=30, color="white", edgecolors="#111111", linewidths=1.0, zorder=5,
                    label="mean")
-    ax.set_xticks(pos, names, rotation=30 if max(len(n) for n in names) > 10 else 0,
-                  ha="right" if max(len(n) for n in names) > 10 else "center")
+    short = display_names(names)
+    ticks = [short[n] for n in names]
+    # names longer than the space between boxes stand upright (a slanted label's box
+    # still spans its neighbours')
+    room = _fig(ax).get_figwidth() * 72 * 0.8 / max(len(names), 1)
+    upright = max(len(t) for t in ticks) * 0.6 * TICK_SIZE > room
+    ax.set_xticks(pos, ticks, rotation=90 if upright else 0, ha="center")
     values = sub.get_column("value")
     if values.min() >= 0 and values.max() <= 1:  # type: ignore[operator]
         ax.set_ylim(-0.03, 1.03)
@@ -303,5 +330,6 @@ def metric_distribution(
     ax.set_ylabel(meas, fontsize=LABEL_SIZE)
     n_q = sub.get_column("query_id").n_unique()
     _title(ax, title, f"{meas} per query ({n_q} queries)")
+    fit_title(ax)
     return ax
 

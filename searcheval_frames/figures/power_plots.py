@@ -25,7 +25,16 @@ from ..analysis.stability import stability as _stability
 from ..errors import SearchEvalError
 from ..frames import _to_polars
 from ..options import check_choice, check_float, check_int
-from .style import OKABE_ITO, _axes, _colors, _style
+from .style import (
+    OKABE_ITO,
+    _axes,
+    _colors,
+    _style,
+    display_names,
+    fit_text,
+    fit_title,
+    place_legend,
+)
 
 if TYPE_CHECKING:  # pragma: no cover
     from matplotlib.axes import Axes
@@ -125,37 +134,47 @@ def power_curve(
     pairs = df.select("run", "baseline").unique(maintain_order=True).rows()
     names = [f"{r} vs {b}" for r, b in pairs]
     col = _colors(names, colors)
+    short = display_names(list(dict.fromkeys(x for p in pairs for x in p)))
+    bases = {b for _, b in pairs}
     ax = _axes(ax, None)
     _style(ax)
     first = df.row(0, named=True)
+    handles, labels = [], []
     for name, (r, b) in zip(names, pairs, strict=True):
         part = (df.filter((pl.col("run") == r) & (pl.col("baseline") == b))
                 .with_columns(pl.col("delta").abs()).sort("delta"))
         cur = part.filter(pl.col("n_needed").is_not_null())
-        ax.plot(cur.get_column("delta").to_numpy(), cur.get_column("n_needed").to_numpy(),
-                color=col[name], linewidth=2.0, label=name, zorder=3)
+        (line,) = ax.plot(cur.get_column("delta").to_numpy(),
+                          cur.get_column("n_needed").to_numpy(),
+                          color=col[name], linewidth=2.0, label=name, zorder=3)
+        # the detectable Δ now is a point on the curve, its value in the legend (notes
+        # beside the points overprinted each other once a few pairs were drawn)
+        label = short[r] if len(bases) == 1 else f"{short[r]} vs {short[b]}"
         now = part.filter(pl.col("n_queries") == pl.col("n_observed")).row(0, named=True)
         if np.isfinite(now["detectable_delta"]):
             ax.scatter([abs(now["detectable_delta"])], [now["n_observed"]], color=col[name],
                        s=36, zorder=4, edgecolors="white", linewidths=0.8)
-            ax.annotate(f"Δ ≥ {abs(now['detectable_delta']):.3g}",
-                        (abs(now["detectable_delta"]), now["n_observed"]),
-                        textcoords="offset points", xytext=(4, 6), fontsize=8,
-                        color=col[name])
+            label += f": Δ ≥ {abs(now['detectable_delta']):.3g}"
+        handles.append(line)
+        labels.append(label)
     for n in sorted(set(df.get_column("n_observed").to_list())):
-        ax.axhline(n, color=OKABE_ITO["black"], linestyle="--", linewidth=1.0,
-                   label=f"now: {n} queries", zorder=2)
+        handles.append(ax.axhline(n, color=OKABE_ITO["black"], linestyle="--", linewidth=1.0,
+                                  label=f"now: {n} queries", zorder=2))
+        labels.append(f"now: {n} queries")
     ax.set_yscale("log")
     ax.set_xlabel(f"Δ {m} to detect (absolute)", fontsize=10)
     ax.set_ylabel("queries needed", fontsize=10)
     test = {"t": "paired t-test"}.get(first["test"], f"{first['test']} test")
     default = (f"Queries needed for {first['target_power']:.0%} power "
                f"({test}, α = {first['alpha']:g})")
+    if len(bases) == 1:
+        default += f" vs {short[next(iter(bases))]}"
     text = default if title is None else title
     if text:
-        ax.set_title(text, fontsize=11)
+        ax.set_title(fit_text(ax, text, 11), fontsize=11)
     if legend:
-        ax.legend(fontsize=8, frameon=False)
+        place_legend(ax, handles, labels, inside=3, size=8)
+    fit_title(ax)
     return ax
 
 
@@ -266,7 +285,9 @@ def stability_curve(
     default += f", {band[0]:.0%}–{band[1]:.0%} band)" if band else ")"
     text = default if title is None else title
     if text:
-        ax.set_title(text, fontsize=11)
+        ax.set_title(fit_text(ax, text, 11), fontsize=11)
     if legend:
-        ax.legend(fontsize=8, frameon=False)
+        handles, labels = ax.get_legend_handles_labels()
+        place_legend(ax, handles, labels, inside=5, size=8)
+    fit_title(ax)
     return ax

@@ -34,6 +34,9 @@ from .style import (
     _style,
     _title,
     _to_pl,
+    display_names,
+    fit_title,
+    place_legend,
 )
 
 if TYPE_CHECKING:  # pragma: no cover
@@ -178,7 +181,9 @@ def pr_curve(
     _title(ax, title, f"Interpolated precision–recall ({what}{rel})" if what else
            "Interpolated precision–recall")
     if legend:
-        ax.legend(loc="best", fontsize=TICK_SIZE, framealpha=0.85)
+        short = display_names(names)
+        place_legend(ax, ax.lines[: len(names)], [short[n] for n in names], size=TICK_SIZE)
+    fit_title(ax)
     return ax
 
 
@@ -294,7 +299,8 @@ def tradeoff_curve(
     ax = _axes(ax, None)
     _style(ax)
     single = len(names) == 1
-    marks: list[tuple[float, str, str]] = []
+    marks: list[tuple[float, str, str, int]] = []
+    room = 0.0
     for name in names:
         cur = data.filter(pl.col("run") == name).sort("k")
         ks = cur.get_column("k").to_numpy()
@@ -311,16 +317,26 @@ def tradeoff_curve(
                 ax.scatter([mark_k, mark_k], [p, r], color=[p_col, r_col], s=28, zorder=4,
                            edgecolors="white", linewidths=0.8)
                 if len(names) <= 3:
-                    marks += [(p, f"P@{mark_k} = {p:.2f}", p_col), (r, f"R@{mark_k} = {r:.2f}", r_col)]
+                    marks += [(p, f"P@{mark_k} = {p:.2f}", p_col, 1),
+                              (r, f"R@{mark_k} = {r:.2f}", r_col, -1)]
     if mark_k is not None:
         ax.axvline(mark_k, color="#555555", linestyle=":", linewidth=1.2, zorder=2)
         from matplotlib.transforms import ScaledTranslation
 
-        shift = ax.transData + ScaledTranslation(6 / 72, 0, ax.figure.dpi_scale_trans)
-        for (_, text, c), y in zip(marks, _label_positions([m[0] for m in marks]), strict=True):
+        # P@k falls to the right of the mark and R@k rises: P labels above the curves on
+        # the right, R labels above them on the left (where R is lower), each group
+        # stacked upwards from just above its highest point, so none sits on a curve
+        left = mark_k > (3 if top <= 100 else 10)
+        groups = [d if left else 1 for *_, d in marks]
+        ys = _stacked([m[0] for m in marks], groups)
+        room = max(ys, default=0.0) + 0.05
+        for (_, text, c, d), y in zip(marks, ys, strict=True):
+            side = -1 if (left and d < 0) else 1
+            shift = ax.transData + ScaledTranslation(side * 6 / 72, 0,
+                                                     ax.figure.dpi_scale_trans)
             ax.text(
                 mark_k, y, text, transform=shift, fontsize=NOTE_SIZE + 1, color=c,
-                va="center", ha="left", zorder=5,
+                va="center", ha="left" if side > 0 else "right", zorder=5,
                 bbox=dict(boxstyle="round,pad=0.15", facecolor="white", edgecolor="none",
                           alpha=0.8),
             )
@@ -331,7 +347,9 @@ def tradeoff_curve(
         ax.set_xlim(0.5 if top < 20 else 0, top + (0.5 if top < 20 else 0))
         if top <= 20:
             ax.set_xticks(range(1, top + 1))
-    ax.set_ylim(0.0, 1.02)
+    ax.set_ylim(0.0, max(1.02, room))
+    if room > 1.02:  # the space above 1 holds only the value labels
+        ax.set_yticks(np.linspace(0, 1, 6))
     ax.set_xlabel("k (number of results returned)", fontsize=LABEL_SIZE)
     ax.set_ylabel("Mean over queries", fontsize=LABEL_SIZE)
     _title(ax, title, "More results: more recall, less precision")
@@ -340,23 +358,38 @@ def tradeoff_curve(
             ax.legend(loc="best", fontsize=TICK_SIZE, framealpha=0.85,
                       labels=["Precision@k", "Recall@k"], handles=ax.lines[:2])
         else:
+            short = display_names(names)
             handles = [Line2D([], [], color=col[n], linewidth=2.0, label=n) for n in names]
             handles += [
                 Line2D([], [], color="#555555", linestyle="-", label="precision@k"),
                 Line2D([], [], color="#555555", linestyle="--", label="recall@k"),
             ]
-            ax.legend(handles=handles, loc="best", fontsize=TICK_SIZE, framealpha=0.85)
+            place_legend(ax, handles, [short[n] for n in names] + ["precision@k", "recall@k"],
+                         inside=5, size=TICK_SIZE)
+    fit_title(ax)
     return ax
 
 
+def _stacked(values: list[float], groups: list[int], gap: float = 0.075) -> list[float]:
+    """y positions for the values at the mark: each group of labels stacks upwards from
+    just above its highest value, ``gap`` apart (above 1 when needed: the caller extends
+    the axis there, where no curve goes)."""
+    pos = list(values)
+    for g in set(groups):
+        idx = sorted((i for i, x in enumerate(groups) if x == g), key=lambda i: values[i])
+        for n, i in enumerate(idx):
+            pos[i] = values[idx[-1]] + 0.045 + n * gap
+    return pos
+
+
 def _label_positions(values: list[float], gap: float = 0.075) -> list[float]:
-    """y positions (data units, axis 0..1) for value labels: near their values, at least
-    ``gap`` apart, inside [0.04, 0.95]."""
+    """y positions (data units, axis 0..1) for value labels: near their wanted positions
+    ``values``, at least ``gap`` apart, inside [0.04, 0.95]."""
     order = sorted(range(len(values)), key=lambda i: -values[i])
     pos = [0.0] * len(values)
     prev = 0.95 + gap
     for i in order:  # top down
-        pos[i] = min(values[i] + 0.045, prev - gap, 0.95)
+        pos[i] = min(values[i], prev - gap, 0.95)
         prev = pos[i]
     low = 0.04
     for i in reversed(order):  # bottom up: push back inside

@@ -36,7 +36,8 @@ from ..errors import MissingColumnError, SearchEvalError
 if TYPE_CHECKING:  # pragma: no cover
     from matplotlib.axes import Axes
 
-__all__ = ["LOSS", "OKABE_ITO", "PALETTE", "TIE", "WIN", "delta_label"]
+__all__ = ["LOSS", "OKABE_ITO", "PALETTE", "TIE", "WIN", "delta_label", "display_names",
+           "fit_text", "fit_title", "place_legend"]
 
 #: The Okabe-Ito colour-blind-safe palette (Okabe & Ito 2008).
 OKABE_ITO: dict[str, str] = {
@@ -96,7 +97,73 @@ def _style(ax: Axes, *, grid: Literal["both", "x", "y"] | None = "both") -> None
 def _title(ax: Axes, title: str | None, default: str) -> None:
     text = default if title is None else title
     if text:
-        ax.set_title(text, fontsize=TITLE_SIZE)
+        ax.set_title(fit_text(ax, text, TITLE_SIZE), fontsize=TITLE_SIZE)
+
+
+def _fig(ax: Axes) -> Any:
+    """The figure of ``ax`` (typed loosely: matplotlib says Figure or SubFigure)."""
+    return ax.figure
+
+
+def fit_text(ax: Axes, text: str, size: float, *, lines: int = 2, share: float = 0.95) -> str:
+    """``text`` wrapped to ``share`` of the figure's width at font ``size``, at most
+    ``lines`` lines (the last one ends in an ellipsis when cut)."""
+    import textwrap
+
+    from ..frames.display import shorten
+
+    width = max(int(_fig(ax).get_figwidth() * 72 * share / (0.56 * size)), 8)
+    out: list[str] = []
+    for para in str(text).split("\n"):
+        out += textwrap.wrap(para, width, break_on_hyphens=False) or [""]
+    if len(out) > lines:
+        out = [*out[:lines - 1], shorten(" ".join(out[lines - 1:]), width)]
+    return "\n".join(out)
+
+
+def fit_title(ax: Axes) -> None:
+    """Re-wrap the title once the layout is known, when it is wider than the figure
+    (a legend beside the axes moves a centred title left, out of the figure)."""
+    title = ax.title
+    text = title.get_text()
+    if not text:
+        return
+    fig: Any = ax.figure
+    engine = fig.get_layout_engine()
+    for _ in range(3):
+        if engine is not None:
+            engine.execute(fig)
+        box = title.get_window_extent(fig.canvas.get_renderer())
+        if box.x0 >= 0 and box.x1 <= fig.bbox.width:
+            return
+        centre = (box.x0 + box.x1) / 2  # the title stays centred over the axes
+        room = 2 * min(centre, fig.bbox.width - centre) * 0.95 / fig.bbox.width
+        text = fit_text(ax, text.replace("\n", " "), float(title.get_fontsize()),
+                        share=max(room, 0.3), lines=3)
+        title.set_text(text)
+
+
+def display_names(names: Sequence[str]) -> dict[str, str]:
+    """Run names as figures show them: shortest unique, at most 24 characters
+    (:func:`searcheval_frames.frames.display.run_display_names`)."""
+    from ..frames.display import run_display_names
+
+    return run_display_names([str(n) for n in names], width=24)
+
+
+def place_legend(ax: Axes, handles: Sequence[Any], labels: Sequence[str], *,
+                 inside: int = 4, size: float = NOTE_SIZE + 1) -> Any:
+    """A legend inside the axes for up to ``inside`` short entries, else to the right of
+    the axes in as many columns as the figure's height needs."""
+    longest = max((len(lb) for lb in labels), default=0)
+    if len(labels) <= inside and longest <= 28:
+        return ax.legend(handles, labels, loc="best", fontsize=size, framealpha=0.85)
+    size = min(size, NOTE_SIZE)
+    rows = max(int((_fig(ax).get_figheight() * 72 - 30) / (size * 1.75)), 1)
+    ncols = -(-len(labels) // rows)
+    return ax.legend(handles, labels, loc="upper left", bbox_to_anchor=(1.01, 1.0),
+                     fontsize=size, frameon=False, ncols=ncols, borderaxespad=0.0,
+                     handlelength=1.6, columnspacing=1.0)
 
 
 def _colors(names: Sequence[str], colors: Mapping[str, str] | Sequence[str] | None) -> dict[str, str]:
@@ -144,8 +211,8 @@ def _select_runs(df: pl.DataFrame, runs: Sequence[str] | None, arg: str) -> list
 
 
 def _fmt_signed(x: float, digits: int) -> str:
-    v = round(x, digits) + 0.0  # no "-0.00"
-    return f"{v:+.{digits}f}"
+    v = round(x, digits) + 0.0
+    return f"{v:+.{digits}f}" if v else f"{0:.{digits}f}"  # zero is unsigned: no "-0.00"
 
 
 def delta_label(delta: float, delta_pct: float | None, *, digits: int = 2, pct_digits: int = 0) -> str:
@@ -155,8 +222,14 @@ def delta_label(delta: float, delta_pct: float | None, *, digits: int = 2, pct_d
     '+0.13 (+20%)'
     >>> delta_label(-0.004, -1.23, digits=3, pct_digits=1)
     '-0.004 (-1.2%)'
+    >>> delta_label(-0.004, -1.5)  # a change that rounds to 0.00 gets a digit more
+    '-0.004 (-2%)'
     """
+    while delta and round(delta, digits) == 0 and digits < 4:
+        digits += 1  # "+0.00 (-2%)" would contradict itself
     text = _fmt_signed(delta, digits)
+    while delta_pct and round(delta_pct, pct_digits) == 0 and pct_digits < 2:
+        pct_digits += 1  # "-0.003 (0%)" reads as no change
     if delta_pct is not None and math.isfinite(delta_pct):
         text += f" ({_fmt_signed(delta_pct, pct_digits)}%)"
     return text

@@ -9,7 +9,7 @@ from __future__ import annotations
 
 import sys
 import types
-from collections.abc import Sequence
+from collections.abc import Mapping, Sequence
 from typing import Any
 
 from ..frames import input_kind
@@ -49,6 +49,7 @@ def report(
     command: str | None = None,
     by: Any = None,
     judge_agreement: Any = None,
+    columns: Mapping[str, str] | None = None,
 ) -> Report:
     """Turn runs and qrels into a before/after report a team can read.
 
@@ -71,7 +72,10 @@ def report(
     qrels
         Relevance labels: a path (:func:`~searcheval_frames.read_qrels`) or a frame.
     baseline
-        The "before" run (default: the first run).
+        The "before" run: its name or a unique part of it (``"bm25"`` for
+        ``run.dl19-passage.bm25``). Default: the first run in the input's order,
+        with a warning naming it (``pd.concat([after, before])`` would otherwise
+        silently invert the comparison).
     run
         The "after" run shown in the figures and examples (default: the only other
         run, or the best one on ``focus``). The tables compare every run.
@@ -95,7 +99,9 @@ def report(
         above (no resampling: on 7,000 queries x 20 runs BCa took minutes, and with
         that many queries the two agree); pass ``"bca"`` to insist.
     relevance_level
-        Minimum label that counts as relevant (trec_eval ``-l``).
+        Minimum label that counts as relevant (trec_eval ``-l``) in the binary
+        measures (P, R, RR, AP); graded measures (nDCG) use the label as gain. The
+        page states both beside the headline. TREC DL's passage qrels (0-3) use 2.
     min_judged
         Judged share of the top-``depth`` below which coverage is flagged and
         metric bounds are computed.
@@ -117,6 +123,9 @@ def report(
         A :func:`~searcheval_frames.judge_agreement` result: adds a calibration section
         and figure. Qrels with a ``source`` column of judge labels (``sef.fill_holes``)
         add a section on which verdicts depend on the holes.
+    columns
+        Canonical name → your column, for the run frames and the qrels frame, e.g.
+        ``{"query_id": "question", "doc_id": "url", "relevance": "grade"}``.
 
     Returns
     -------
@@ -142,7 +151,7 @@ def report(
         test=test, correction=correction, alpha=alpha, ci=ci, ci_method=ci_method,
         n_resamples=n_resamples,
         seed=seed, relevance_level=relevance_level, min_judged=min_judged, figures=figures,
-        digits=digits, progress=progress, command=command, by=by,
+        digits=digits, progress=progress, command=command, by=by, columns=columns,
     )
     add_judge_sections(data, runs, qrels, judge_agreement, relevance_level, figures)
     return Report(data, input_kind(runs))

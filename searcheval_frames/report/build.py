@@ -27,6 +27,7 @@ from ..core.evaluate import evaluate
 from ..core.results import summarize
 from ..errors import InvalidOptionError, SearchEvalError
 from ..frames import input_kind
+from ..frames.display import run_display_names
 from ..options import (
     check_bool,
     check_choice,
@@ -35,6 +36,7 @@ from ..options import (
     check_optional_int,
     check_str_list,
 )
+from .baseline import check_columns, choose_baseline
 from .examples import Example, examples
 from .provenance import describe_input, provenance
 from .verdict import overall, verdict, verdict_kind
@@ -89,6 +91,8 @@ class ReportData:
     power: str = ""  # how large a change the queries can detect (sef.power)
     slices: Any = None  # report.slices.SliceSection when by= is given
     sections: list[Any] = field(default_factory=list)  # extra sections (report/judges.py)
+    relevance_level: int = 1  # minimum label counted relevant by the binary measures
+    labels: list[int] = field(default_factory=list)  # the distinct labels of the qrels
 
 
 def _render(ax: Any, name: str, title: str, caption: str, tmp: Path) -> Figure:
@@ -96,7 +100,7 @@ def _render(ax: Any, name: str, title: str, caption: str, tmp: Path) -> Figure:
 
     fig = ax.figure
     try:
-        png, svg = save_figure(fig, tmp / name, formats=["png", "svg"], dpi=110)
+        png, svg = save_figure(fig, tmp / name, formats=["png", "svg"], dpi=220)  # 2x
         return Figure(name, title, caption, png.read_bytes(), svg.read_bytes())
     finally:
         import matplotlib.pyplot as plt
@@ -110,23 +114,25 @@ def _figures(data: dict[str, Any], run_df: pl.DataFrame, qrels_df: pl.DataFrame,
 
     base, run, focus, depth = data["baseline"], data["run"], data["focus"], data["depth"]
     pair = [base, run]
+    short = run_display_names(list(cmp.runs), width=28)  # as the page's tables name them
+    sb, sr = short[base], short[run]
     out = []
     with tempfile.TemporaryDirectory(prefix="sef-report-") as d:
         tmp = Path(d)
         ax = tradeoff_curve(run_df.filter(pl.col("run").is_in(pair)), qrels_df, k=depth,
                             mark_k=min(10, depth), runs=pair,
-                            title=f"Precision and recall as k grows: {run} vs {base}")
+                            title=f"Precision and recall as k grows: {sr} vs {sb}")
         out.append(_render(ax, "tradeoff", "Trade-off curve",
                            f"Mean P@k (solid) and R@k (dashed) for k = 1..{depth}.", tmp))
         ax = benchmark_bars(cmp, baseline=base, runs=pair,
-                            title=f"Before ({base}) and after ({run})")
+                            title=f"Before ({sb}) and after ({sr})")
         out.append(_render(ax, "before_after", "Before / after",
-                           "Means per measure; under each 'after' bar the change against the "
+                           "Means per measure; beside each 'after' bar the change against the "
                            f"baseline, * significant; error bars: {cmp.ci:.0%} CI of Δ.", tmp))
         pq = cmp.per_query.filter(pl.col("measure") == focus, pl.col("run").is_in(pair))
         ax = per_query_delta(pq, baseline=base, run=run, measure=focus)
         out.append(_render(ax, "per_query_delta", f"Per-query Δ {focus}",
-                           f"{focus} of {run} minus {base}, one bar per query, sorted; "
+                           f"{focus} of {sr} minus {sb}, one bar per query, sorted; "
                            "blue = better, red = worse.", tmp))
     return out
 
@@ -159,6 +165,7 @@ def _check(opts: dict[str, Any]) -> dict[str, Any]:
     o["correction"] = check_choice(_F, "correction", o["correction"] or "none",
                                    tuple(_st.CORRECTIONS))
     o["figures"] = check_bool(_F, "figures", o["figures"])
+    o["columns"] = check_columns(_F, o.get("columns"))
     if o["progress"] is not None:
         o["progress"] = check_bool(_F, "progress", o["progress"])
     for name in ("baseline", "run", "focus", "title"):
@@ -182,10 +189,10 @@ def build(runs: Any, qrels: Any, **options: Any) -> ReportData:
     times: dict[str, float] = {}
     t = time.perf_counter()
     kind = input_kind(runs)
-    run_df = runs_pl(runs)
-    qrels_df = qrels_pl(qrels)
+    run_df = runs_pl(runs, columns=o["columns"])
+    qrels_df = qrels_pl(qrels, columns=o["columns"])
     queries = queries_table(o["queries"])
-    docs = docs_table(o["docs"])
+    docs = docs_table(o["docs"], o["columns"])
     times["read"] = time.perf_counter() - t
 
     names = run_df.get_column("run").unique(maintain_order=True).to_list()
@@ -194,8 +201,7 @@ def build(runs: Any, qrels: Any, **options: Any) -> ReportData:
             f"report: need at least two runs (a baseline and a run to compare); got {names}. "
             "Pass several run files or a frame with a run column."
         )
-    base = o["baseline"] if o["baseline"] is not None else names[0]
-    base = check_choice(_F, "baseline", base, tuple(names))
+    base = choose_baseline(o["baseline"], names, _F)
     measures = o["measures"]
     notes: list[str] = []
     ev_opts = {"relevance_level": o["relevance_level"]}
@@ -238,6 +244,8 @@ def build(runs: Any, qrels: Any, **options: Any) -> ReportData:
         focus = check_choice(_F, "focus", canon, tuple(measure_names))
     run = o["run"]
     others = [r for r in cmp.runs if r != base]
+    if run is not None and run not in cmp.runs:  # a unique part of a name
+        run = choose_baseline(run, cmp.runs, _F, what="run")
     if run is None:
         means = cmp.means.filter(pl.col("measure") == focus, pl.col("run") != base)
         run = means.sort(["mean", "run"], descending=[True, False]).item(0, "run") \
@@ -248,8 +256,9 @@ def build(runs: Any, qrels: Any, **options: Any) -> ReportData:
     frame = cmp.to_polars()
     verdicts = []
     multi = len(others) > 1
+    display = run_display_names(list(cmp.runs), width=28)  # the names the tables show
     for r in frame.iter_rows(named=True):
-        prefix = f"{r['run']} vs {r['baseline']}" if multi else None
+        prefix = f"{display[r['run']]} vs {display[r['baseline']]}" if multi else None
         verdicts.append((verdict_kind(r, cmp.alpha),
                          verdict(r, ci=cmp.ci, correction=cmp.correction, alpha=cmp.alpha,
                                  prefix=prefix)))
@@ -262,7 +271,7 @@ def build(runs: Any, qrels: Any, **options: Any) -> ReportData:
                      tie_tolerance=1e-9, queries=queries, func="report")
     losses, wins = examples(diffs, run_df, qrels_df, baseline=base, run=run, n=o["n_examples"],
                             k=o["k"], docs=docs, relevance_level=max(o["relevance_level"], 1),
-                            kind=kind)
+                            kind=kind, names=run_display_names(list(cmp.runs), width=28))
     times["examples"] = time.perf_counter() - t
 
     t = time.perf_counter()
@@ -320,7 +329,7 @@ def build(runs: Any, qrels: Any, **options: Any) -> ReportData:
     if o.get("by") is not None:
         shown["by"] = [str(b) for b in (o["by"] if isinstance(o["by"], list) else [o["by"]])]
     shown.update(baseline=base, run=run, focus=focus)
-    title = o["title"] or f"Search quality: {run} vs {base}"
+    title = o["title"] or f"Search quality: {display[run]} vs {display[base]}"
     return ReportData(
         title=title, baseline=base, run=run, runs=cmp.runs, measures=measure_names, focus=focus,
         depth=o["depth"], k=o["k"], comparison=cmp, summary=summary, diffs=diffs,
@@ -329,6 +338,8 @@ def build(runs: Any, qrels: Any, **options: Any) -> ReportData:
         notes=notes, provenance=provenance(inputs, shown, o.get("command")), timings=times,
         n_queries=int(cmp.means.get_column("n_queries").max() or 0),  # type: ignore[arg-type]
         min_judged=o["min_judged"], digits=o["digits"], power=power_note, slices=slices,
+        relevance_level=o["relevance_level"],
+        labels=sorted(int(v) for v in qrels_df.get_column("relevance").unique().to_list()),
     )
 
 

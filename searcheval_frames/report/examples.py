@@ -8,6 +8,7 @@ import polars as pl
 
 from ..analysis.side_by_side import SideBySide, side_by_side_pl
 from ..frames import Kind
+from ..frames.display import shorten
 
 __all__ = ["Example", "examples", "explain"]
 
@@ -27,7 +28,8 @@ class Example:
 
 
 def _ids(ids: list[str], n: int = 4) -> str:
-    shown = ", ".join(ids[:n])
+    # URLs and other long ids are cut in the middle: the side-by-side table has them whole
+    shown = ", ".join(shorten(i, 32, where="auto") for i in ids[:n])
     return shown + (f" and {len(ids) - n} more" if len(ids) > n else "")
 
 
@@ -67,10 +69,10 @@ def explain(frame: pl.DataFrame, k: int, relevance_level: int = 1) -> str:
     if not lost and not gained:
         rb = dict(zip(rel_b.get_column("doc").to_list(), rel_b.get_column("rank").to_list(),
                       strict=True))
-        down = [f"{d} {rb[d]} → {r}" for d, r in rel_a.select("doc", "rank").iter_rows()
-                if d in rb and r > rb[d]]
-        up = [f"{d} {rb[d]} → {r}" for d, r in rel_a.select("doc", "rank").iter_rows()
-              if d in rb and r < rb[d]]
+        down = [f"{shorten(d, 32, where='auto')} {rb[d]} → {r}"
+                for d, r in rel_a.select("doc", "rank").iter_rows() if d in rb and r > rb[d]]
+        up = [f"{shorten(d, 32, where='auto')} {rb[d]} → {r}"
+              for d, r in rel_a.select("doc", "rank").iter_rows() if d in rb and r < rb[d]]
         if down:
             parts.append(f"relevant document(s) moved down ({_ids(down, 3)})")
         if up:
@@ -99,6 +101,7 @@ def examples(
     docs: pl.DataFrame | None,
     relevance_level: int,
     kind: Kind,
+    names: dict[str, str] | None = None,
 ) -> tuple[list[Example], list[Example]]:
     """The ``n`` biggest losses and wins of ``diffs`` (one run's :func:`query_diff`)."""
     def make(rows: pl.DataFrame, what: str) -> list[Example]:
@@ -106,8 +109,11 @@ def examples(
         for r in rows.iter_rows(named=True):
             frame = side_by_side_pl(run_df, qrels_df, r["query_id"], baseline=baseline, run=run,
                                     k=k, docs=docs)
+            shown = names or {}  # display names in the table's headings
             sbs = SideBySide(frame, query_id=r["query_id"], query=r.get("query"),
-                             baseline=baseline, run=run, k=k, kind=kind)
+                             baseline=shown.get(baseline, baseline), run=shown.get(run, run),
+                             k=k, kind=kind,
+                             relevance_level=relevance_level)
             out.append(Example(what, r["query_id"], r.get("query"), r["baseline_value"],
                                r["value"], r["delta"], explain(frame, k, relevance_level), sbs))
         return out

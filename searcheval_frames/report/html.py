@@ -9,6 +9,7 @@ from typing import Any
 
 import polars as pl
 
+from .baseline import names_note, relevance_note, run_names, table
 from .build import ReportData
 from .verdict import cell_text
 
@@ -45,6 +46,15 @@ CSS = """
 .sef-report .example{border-left:3px solid #d0d7de;padding-left:10px;margin:10px 0 16px}
 .sef-report .example.loss{border-left-color:#cf222e}
 .sef-report .example.win{border-left-color:#1a7f37}
+.sef-report .relevance{font-size:0.92em;color:#1f2328;background:#f6f8fa;border-radius:6px;
+ padding:4px 8px;display:inline-block;margin:2px 0 6px}
+.sef-report table{max-width:100%}
+.sef-report table.sef-frame td{overflow-wrap:anywhere}
+.sef-report .sef-side-by-side,.sef-report .sef-scroll{max-width:100%;overflow-x:auto}
+.sef-report .sef-side-by-side td.sef-title{min-width:8em;max-width:18em}
+.sef-report .sef-side-by-side td.sef-doc{white-space:normal!important;overflow-wrap:anywhere;
+ min-width:7em}
+.sef-report h1,.sef-report h3,.sef-report p{overflow-wrap:anywhere}
 """
 
 
@@ -112,14 +122,16 @@ def _examples(data: ReportData, kind: str) -> str:
     if not items:
         return f"<p>No query {what} on {_e(data.focus)}.</p>"
     out = []
-    for ex in items:
+    for i, ex in enumerate(items):
         q = f" “{_e(ex.query)}”" if ex.query else ""
         out.append(
             f'<div class="example {kind}" data-query-id="{_e(ex.query_id)}">'
             f"<h3>{_e(ex.query_id)}{q}: {_e(data.focus)} {ex.baseline_value:.3f} → "
             f"{ex.value:.3f} ({_e(_signed(ex.delta))})</h3>"
             f'<p class="why">{_e(ex.why)}</p>'
-            f"<details{' open' if kind == 'loss' else ''}><summary>top {data.k} side by side"
+            # the first loss open, the rest one click away
+            f"<details{' open' if kind == 'loss' and i == 0 else ''}><summary>top {data.k} "
+            "side by side"
             f"</summary>{ex.side_by_side.to_html()}</details></div>"
         )
     return "".join(out)
@@ -166,16 +178,19 @@ def fragment(data: ReportData) -> str:
     """The report as an HTML fragment (a ``div.sef-report`` with its own ``<style>``)."""
     cmp = data.comparison
     others = [r for r in data.runs if r != data.baseline]
-    meta = (f"Baseline (before): <b>{_e(data.baseline)}</b> · after: <b>{_e(data.run)}</b>"
+    shown = run_names(data)
+    meta = (f"Baseline (before): <b>{_e(shown[data.baseline])}</b> · after: "
+            f"<b>{_e(shown[data.run])}</b>"
             + (f" (of {len(others)} runs compared)" if len(others) > 1 else "")
             + f" · {data.n_queries} queries · measures {_e(', '.join(data.measures))}")
     verdicts = "".join(f'<li class="v-{k}">{_e(s)}</li>' for k, s in data.verdicts)
     notes = "".join(f'<p class="warn">{_e(n)}</p>' for n in data.notes)
-    summary = cmp.table("wide", columns=["mean"], digits=data.digits).to_html()
-    before_after = cmp.table(
-        "before_after", columns=["before", "after", "delta", "ci", "p_adjusted", "wtl"],
-        digits=data.digits,
-    ).to_html()
+    summary = table(data, "wide", ["mean"]).to_html()
+    before_after = table(
+        data, "before_after", ["before", "after", "delta", "ci", "p_adjusted", "wtl"]).to_html()
+    if names_note(data):
+        summary += f'<p class="method" id="run-names">{_e(names_note(data))}</p>'
+
     n_loss = sum(1 for v in data.diffs.get_column("outcome").to_list() if v == "loss")
     n_win = sum(1 for v in data.diffs.get_column("outcome").to_list() if v == "win")
     parts = [
@@ -185,6 +200,7 @@ def fragment(data: ReportData) -> str:
         f'<p class="meta">{meta}</p>',
         '<section id="verdicts"><h2>Verdict</h2>',
         f'<p class="headline">{_e(data.headline)}</p>',
+        f'<p class="relevance" id="relevance">{_e(relevance_note(data))}</p>',
         f'<ul class="verdicts">{verdicts}</ul>',
         f'<p class="power">{_e(data.power)}</p>' if data.power else "",
         f'<p class="method">Method: {_e(cmp.describe_method())}.</p>',

@@ -7,6 +7,7 @@ from typing import Any
 
 import polars as pl
 
+from .baseline import names_note, relevance_note, run_names, table
 from .build import ReportData
 from .verdict import cell_text, signed
 
@@ -44,20 +45,21 @@ def markdown(data: ReportData, figures_dir: str = "figures") -> str:
     """The report as Markdown; figures are linked as ``{figures_dir}/<name>.png``."""
     cmp = data.comparison
     lines = [f"# {data.title}", "",
-             f"Baseline (before): **{data.baseline}** · after: **{data.run}** · "
+             f"Baseline (before): **{run_names(data)[data.baseline]}** · after: "
+             f"**{run_names(data)[data.run]}** · "
              f"{data.n_queries} queries · measures {', '.join(data.measures)}", "",
-             "## Verdict", "", f"**{data.headline}**", ""]
+             "## Verdict", "", f"**{data.headline}**", "", f"*{relevance_note(data)}*", ""]
     lines += [f"- {s}" for _, s in data.verdicts]
     if data.power:
         lines += ["", data.power]
     lines += ["", f"Method: {cmp.describe_method()}.", ""]
     lines += [f"> ⚠ {n}" for n in data.notes]
-    lines += ["", "## All runs", "",
-              cmp.table("wide", columns=["mean"], digits=data.digits).to_markdown(), "",
-              "## Before → after", "",
-              cmp.table("before_after",
-                        columns=["before", "after", "delta", "ci", "p_adjusted", "wtl"],
-                        digits=data.digits).to_markdown(), "",
+    lines += ["", "## All runs", "", table(data, "wide", ["mean"]).to_markdown(), ""]
+    if names_note(data):
+        lines += [names_note(data), ""]
+    lines += ["## Before → after", "",
+              table(data, "before_after",
+                    ["before", "after", "delta", "ci", "p_adjusted", "wtl"]).to_markdown(), "",
               "## Figures", ""]
     if data.slices is not None:  # the "By slice" section, before the figures
         lines[-2:-2] = data.slices.markdown(figures_dir)
@@ -70,7 +72,8 @@ def markdown(data: ReportData, figures_dir: str = "figures") -> str:
                                "holes", "judged_at_k", "judged_share")
     lines += ["## Judged coverage", "",
               frame_markdown(cov, headers={"judged_at_k": f"Judged@{data.depth}",
-                                           "judged_share": "judged share"}), ""]
+                                           "judged_share": "judged share",
+                                           "queries_with_holes": "queries with holes"}), ""]
     if data.bounds is not None:
         lines += [f"> ⚠ Low judged coverage (judged share below {data.min_judged:.0%}) for "
                   f"{', '.join(data.low_coverage)}: each measure if every hole were "
