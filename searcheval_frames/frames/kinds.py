@@ -15,6 +15,7 @@ from typing import Any, Literal
 import polars as pl
 
 from ..errors import SearchEvalError
+from .hazards import collect, pandas_frame
 
 
 # --------------------------------------------------------------------------- kinds
@@ -83,12 +84,12 @@ def _to_polars(obj: Any, arg: str) -> pl.DataFrame:
     if isinstance(obj, pl.DataFrame):
         return obj
     if isinstance(obj, pl.LazyFrame):
-        return obj.collect()
+        return collect(obj, arg)
     mod = type(obj).__module__.split(".")[0]
     if mod == "pandas":
         import pandas as pd
 
-        df = obj
+        df = pandas_frame(obj, arg)
         if not isinstance(df.index, pd.RangeIndex) and any(
             name is not None for name in df.index.names
         ):
