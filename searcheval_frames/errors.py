@@ -12,21 +12,21 @@ from typing import Any
 
 __all__ = [
     "AmbiguousColumnError",
-    "FileAccessError",
-    "LazyPlanError",
-    "PaddedIdError",
-    "UnknownOptionError",
     "DuplicateRowsError",
     "EmptyInputError",
+    "FileAccessError",
     "FileFormatError",
     "IdMismatchError",
     "InvalidOptionError",
     "InvalidRelevanceError",
     "InvalidScoreError",
+    "LazyPlanError",
     "MissingColumnError",
+    "PaddedIdError",
     "SearchEvalError",
     "SearchEvalWarning",
     "UnknownMeasureError",
+    "UnknownOptionError",
     "format_rows",
 ]
 

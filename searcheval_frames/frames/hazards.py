@@ -39,8 +39,16 @@ from ..errors import (
     format_rows,
 )
 
-__all__ = ["FLOAT_EXACT", "ambiguous_columns", "collect", "float_ids", "nested_hint",
-           "padded_ids", "pandas_frame", "PADDED"]
+__all__ = [
+    "FLOAT_EXACT",
+    "PADDED",
+    "ambiguous_columns",
+    "collect",
+    "float_ids",
+    "nested_hint",
+    "padded_ids",
+    "pandas_frame",
+]
 
 #: The largest float64 below which every integer is exact (2**53).
 FLOAT_EXACT = 2**53

@@ -17,7 +17,7 @@ from typing import Any, Literal
 import polars as pl
 
 from .. import frames
-from ..errors import FileFormatError, MissingColumnError, SearchEvalError
+from ..errors import FileAccessError, FileFormatError, MissingColumnError, SearchEvalError
 
 PathLike = str | os.PathLike[str]
 Backend = Literal["polars", "pandas"]
@@ -54,6 +54,8 @@ def _read_bytes(path: Path) -> bytes:
         ) from None
     except IsADirectoryError:
         raise SearchEvalError(f"{path}: is a folder, not a file; give the file inside it") from None
+    except OSError as exc:
+        raise access_error(exc, path, "read") from None
     if data[:2] == b"\x1f\x8b":
         try:
             data = gzip.decompress(data)
@@ -72,6 +74,27 @@ def _check_file(path: Path) -> None:
         )
     if path.is_dir():
         raise SearchEvalError(f"{path}: is a folder, not a file; give the file inside it")
+    try:
+        with open(path, "rb") as fh:
+            fh.read(1)
+    except OSError as exc:
+        raise access_error(exc, path, "read") from None
+
+
+def access_error(exc: OSError, path: PathLike, doing: str) -> FileAccessError:
+    """An OSError met while reading or writing ``path`` as a :class:`FileAccessError`
+    that names ``path`` (not a temporary file) and says what to do."""
+    reason = exc.strerror or str(exc) or type(exc).__name__
+    if isinstance(exc, PermissionError):
+        fix = (f"you may not {doing} it: check its permissions (ls -l) and owner, or "
+               f"{doing} another path")
+    elif isinstance(exc, IsADirectoryError):
+        fix = "it is a folder, not a file; give the file inside it"
+    elif isinstance(exc, FileNotFoundError):
+        fix = f"check the path (relative paths start at {Path.cwd()})"
+    else:
+        fix = "check the path, the disk and the file system"
+    return FileAccessError(f"{path}: cannot {doing} the file ({reason}); {fix}", path=str(path))
 
 
 def _head_text(path: Path, n: int = 65536) -> str:
