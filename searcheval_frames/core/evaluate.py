@@ -47,6 +47,7 @@ from .partitioned import RunScan, part_table, scan_run
 from .plan import _query_table, query_plan
 from .ranking import RankedJudged, Strategy, rank_judged
 from .results import _as_given, finish, pivot
+from .ties import TIES, given_order, tie_broken, with_bounds
 
 __all__ = ["evaluate", "evaluate_frames", "finish", "per_query_values", "pivot"]
 
@@ -68,6 +69,7 @@ def evaluate(
     columns: Mapping[str, str] | None = None,
     names: Literal["canonical", "as_given"] = "canonical",
     strategy: Strategy = "auto",
+    ties: Literal["trec_eval", "given_order", "bounds"] = "trec_eval",
 ) -> Any:
     """Evaluate one or many runs against relevance labels.
 
@@ -106,12 +108,19 @@ def evaluate(
     strategy
         Ranking strategy (see :mod:`searcheval_frames.ranking`); results are
         identical, only speed differs.
+    ties
+        How documents with equal scores are ordered (:mod:`searcheval_frames.core.ties`):
+        ``"trec_eval"`` (by ``doc_id`` descending, trec_eval's numbers), ``"given_order"``
+        (the run's ``rank`` column, else its row order, as ranx) or ``"bounds"`` (adds
+        the pessimistic and optimistic values over all orders of the ties: ``low``,
+        ``high`` and ``tie_spread = high - low``).
 
     Returns
     -------
     DataFrame
         ``per_query=True``: ``run, query_id, measure, value``; otherwise
-        ``run, measure, value``. Same kind as ``run`` (pandas in → pandas out).
+        ``run, measure, value``; with ``ties="bounds"`` also ``low, high, tie_spread``.
+        Same kind as ``run`` (pandas in → pandas out).
 
     Examples
     --------
@@ -126,6 +135,8 @@ def evaluate(
     """
     _check_options(relevance_level, missing, depth, compat, names,
                    judged_only=judged_only, per_query=per_query, strategy=strategy)
+    check_choice("evaluate", "ties", ties, TIES,
+                 example="ties='bounds' to see how much ties could move each value")
     kind = input_kind(run)
     # canonical names: two spellings of one measure would share a name, so they raise;
     # as given: each spelling comes back under its own name
@@ -133,8 +144,12 @@ def evaluate(
     qrels_df = _qrels_from(qrels, columns, subtopics=any(_by_subtopic(m) for m in ms))
     options: dict[str, Any] = {"relevance_level": relevance_level, "depth": depth,
                                "judged_only": judged_only, "compat": compat, "strategy": strategy}
-    scan = scan_run(run, columns)  # a lazy or Parquet run too big to collect at once
-    if scan is not None:
+    scan = scan_run(run, columns) if ties == "trec_eval" else None  # (too big to collect)
+    if ties != "trec_eval":
+        run_df, _ = _run_from(run, _flat_qrels(qrels_df), columns)
+        result = _evaluate_ties(run_df, qrels_df, ms, ties, per_query=per_query,
+                                missing=missing, **options)
+    elif scan is not None:
         result = _evaluate_parts(scan, qrels_df, ms, per_query=per_query, missing=missing,
                                  **options)
     else:
@@ -144,6 +159,22 @@ def evaluate(
     if names == "as_given":
         result = _as_given(result, measures)
     return to_native(result, kind)
+
+
+def _evaluate_ties(
+    run: pl.DataFrame, qrels: pl.DataFrame, measures: list[Measure], ties: str,
+    **options: Any,
+) -> pl.DataFrame:
+    """:func:`evaluate_frames` with ties broken by the run's order, or with bounds."""
+    if ties == "given_order":
+        return evaluate_frames(given_order(run), qrels, measures, **options)
+    value = evaluate_frames(run, qrels, measures, **options)
+    with warnings.catch_warnings():  # (the same warnings as for the value)
+        warnings.simplefilter("ignore")
+        flat = _flat_qrels(qrels)
+        low, high = (evaluate_frames(tie_broken(run, flat, optimistic=o), qrels, measures,
+                                     **options) for o in (False, True))
+    return with_bounds(value, low, high)
 
 
 def _run_from(
