@@ -67,6 +67,12 @@ def _cases():
         cases.append(("compare", cmp, opt, bad))
     cases.append(("pivot", lambda **kw: sef.pivot(sef.evaluate(RUN, QRELS, "P@1"), **kw),
                   "index", "query"))
+    # issue #22: the tie policy and sef.check
+    cases.append(("evaluate", ev, "ties", "random"))
+    chk = lambda **kw: sef.check(RUN, QRELS, **kw)  # noqa: E731
+    for opt, bad in [("relevance_level", -1), ("relevance_level", 1.5), ("depth", 0),
+                     ("scale", (3, 0)), ("scale", 3)]:
+        cases.append(("check", chk, opt, bad))
     return cases
 
 
@@ -207,3 +213,17 @@ def test_pr_curve_takes_every_levels_value_pr_curve_data_takes():
     for levels in ("11pt", "11-pt", "ALL", 1, 20, [0.0, 0.25, 1.0]):
         sef.pr_curve_data(RUN, QRELS, levels=levels)
         plt.close(sef.pr_curve(RUN, QRELS, levels=levels).figure)
+
+
+def test_unknown_keyword_arguments_name_the_function_called():
+    """compare passed unknown keywords on to evaluate (a TypeError naming evaluate) or
+    refused them otherwise: now one UnknownOptionError (also a TypeError) naming compare,
+    with the closest option, on both input paths (issue #22)."""
+    from searcheval_frames.errors import UnknownOptionError
+
+    for call in (lambda: sef.compare(runs=RUN, qrels=QRELS, measures="P@1", relevence_level=2),
+                 lambda: sef.compare(_per_query(), relevence_level=2)):
+        with pytest.raises(UnknownOptionError, match=r"compare\(relevence_level=2\).*did you "
+                                                      r"mean relevance_level") as info:
+            call()
+        assert isinstance(info.value, TypeError) and "evaluate()" not in str(info.value)

@@ -49,7 +49,7 @@ from typing import Any
 
 import polars as pl
 
-from ..errors import SearchEvalError
+from ..errors import InvalidOptionError, SearchEvalError
 from ..frames import input_kind, is_path, qrels_frame, run_frame
 from ..measures import parse_measures
 from ..options import check_int, check_optional_int
@@ -119,7 +119,8 @@ def check(
     check_optional_int("check", "depth", depth, minimum=1, example="depth=1000")
     if scale is not None:
         if not (isinstance(scale, Sequence) and len(scale) == 2):
-            check_int("check", "scale", scale, example="scale=(0, 3)")
+            raise InvalidOptionError(f"check(scale={scale!r}): must be a pair (lowest, "
+                                     f"highest label); got {scale!r}. Example: scale=(0, 3)")
         check_int("check", "scale[0]", scale[0], example="scale=(0, 3)")
         check_int("check", "scale[1]", scale[1], minimum=scale[0], example="scale=(0, 3)")
     kind = input_kind(run)
@@ -379,15 +380,15 @@ def _cutoffs(r: pl.DataFrame, ms: list[Any], depth: int | None,
         if short.height:
             _add(out, "run_shallower", "warning", short.height,
                  f"{short.height} (run, query) pair(s) have fewer than {asked} results "
-                 f"(the smallest: {short.get_column('n').min()}); the missing ranks count "
-                 "as non-relevant.",
+                 f"(the smallest: {short.select(pl.col('n').min()).item()}); the missing "
+                 "ranks count as non-relevant.",
                  "retrieve deeper, or use cutoffs the run reaches", _first(short, "query_id"))
     if depth is not None:
         deep = lists.filter(pl.col("n") > depth)
         if deep.height:
             _add(out, "run_deeper", "info", deep.height,
                  f"{deep.height} (run, query) pair(s) have more than depth={depth} results "
-                 f"(up to {deep.get_column('n').max()}); evaluate(depth={depth}) keeps the "
+                 f"(up to {deep.select(pl.col('n').max()).item()}); evaluate(depth={depth}) keeps the "
                  f"top {depth}.", "nothing to do if that is the intent",
                  _first(deep, "query_id"))
 
@@ -400,8 +401,8 @@ def _depths(r: pl.DataFrame, ms: list[Any], out: list[dict[str, Any]]) -> None:
         pl.col("len").median().alias("depth"))
     if per_run.height < 2:
         return
-    lo, hi = per_run.get_column("depth").min(), per_run.get_column("depth").max()
-    if lo is not None and hi is not None and hi > 2 * lo:
+    lo, hi = (float(x) for x in per_run.select(pl.col("depth").min(), pl.col("depth").max()).row(0))
+    if hi > 2 * lo:
         runs = ", ".join(f"{a!r}: {d:g}" for a, d in per_run.rows())
         _add(out, "depth_differs", "warning", per_run.height,
              f"the runs are cut at very different depths (median results per query: {runs}); "

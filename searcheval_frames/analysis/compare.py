@@ -30,9 +30,10 @@ from typing import Any, Literal
 import numpy as np
 import polars as pl
 
+from ..core.evaluate import check_evaluate_options
 from ..errors import IdMismatchError
 from ..frames import Kind, to_native
-from ..options import check_choice, check_float, check_int, check_known
+from ..options import check_choice, check_float, check_int
 from . import pairs as _pairs
 from . import stats as _st
 from .tables import Table
@@ -266,21 +267,6 @@ class Comparison:
 
 
 # --------------------------------------------------------------------------- compare
-def _check_evaluate_options(options: Mapping[str, Any]) -> None:
-    """Unknown keyword arguments of compare raise one UnknownOptionError naming compare
-    (they reached evaluate, which named itself, or a per-query path that said otherwise)."""
-    if not options:
-        return
-    import inspect
-
-    from ..core.evaluate import evaluate
-
-    own = set(inspect.signature(compare).parameters)
-    passed = {"per_query", "missing", "run", "qrels", "measures"}
-    allowed = own - {"evaluate_options"} | set(inspect.signature(evaluate).parameters) - passed
-    check_known("compare", options, allowed, where="of compare and, with qrels=, of evaluate")
-
-
 def compare(
     per_query: Any = None,
     baseline: str | Sequence[str] | None = None,
@@ -395,7 +381,7 @@ def compare(
                 what="the confidence level", example="ci=0.95")
     check_int("compare", "n_resamples", n_resamples, minimum=1, example="n_resamples=10000")
     check_float("compare", "tie_tolerance", tie_tolerance, minimum=0, example="tie_tolerance=1e-9")
-    _check_evaluate_options(evaluate_options)  # the same error on both input paths
+    check_evaluate_options("compare", evaluate_options, own=compare)  # (both input paths)
     if seed is not None:
         _st.pair_rng(seed)  # validates
 

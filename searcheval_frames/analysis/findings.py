@@ -30,7 +30,7 @@ from ..frames import Kind, to_native
 __all__ = ["COLUMNS", "SCHEMA", "SEVERITIES", "CheckFailedError", "Findings"]
 
 SEVERITIES = ("error", "warning", "info")
-SCHEMA = {
+SCHEMA: dict[str, Any] = {
     "code": pl.String,
     "severity": pl.String,
     "count": pl.Int64,

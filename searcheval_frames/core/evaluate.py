@@ -42,14 +42,15 @@ from ..frames import (
 )
 from ..measures import Context, Measure, parse_measures
 from ..measures.ndcg import gain_expr
-from ..options import check_bool, check_choice, check_int, check_optional_int
+from ..options import check_bool, check_choice, check_int, check_known, check_optional_int
 from .partitioned import RunScan, part_table, scan_run
 from .plan import _query_table, query_plan
 from .ranking import RankedJudged, Strategy, rank_judged
 from .results import _as_given, finish, pivot
 from .ties import TIES, given_order, tie_broken, with_bounds
 
-__all__ = ["evaluate", "evaluate_frames", "finish", "per_query_values", "pivot"]
+__all__ = ["check_evaluate_options", "evaluate", "evaluate_frames", "finish", "per_query_values",
+           "pivot"]
 
 KEYS = ["run", "query_id"]
 COMPATS = ("trec_eval-10", "trec_eval-9")
@@ -159,6 +160,24 @@ def evaluate(
     if names == "as_given":
         result = _as_given(result, measures)
     return to_native(result, kind)
+
+
+def check_evaluate_options(func: str, options: Mapping[str, Any], own: Any = None) -> None:
+    """Unknown keyword arguments that ``func`` passes on to :func:`evaluate` raise one
+    :class:`~searcheval_frames.errors.UnknownOptionError` naming ``func`` (not evaluate,
+    which the caller did not call); ``own``: ``func`` itself, whose options are listed too.
+
+    >>> check_evaluate_options("compare", {"relevance_level": 2})
+    """
+    if not options:
+        return
+    import inspect
+
+    allowed = set(inspect.signature(evaluate).parameters) - {
+        "run", "qrels", "measures", "per_query", "missing"}
+    if own is not None:
+        allowed |= set(inspect.signature(own).parameters) - {"evaluate_options"}
+    check_known(func, options, allowed, where=f"of {func} and, with qrels=, of evaluate")
 
 
 def _evaluate_ties(
