@@ -401,7 +401,8 @@ def _depths(r: pl.DataFrame, ms: list[Any], out: list[dict[str, Any]]) -> None:
         pl.col("len").median().alias("depth"))
     if per_run.height < 2:
         return
-    lo, hi = (float(x) for x in per_run.select(pl.col("depth").min(), pl.col("depth").max()).row(0))
+    lo, hi = (float(x) for x in per_run.select(pl.col("depth").min().alias("lo"),
+                                                    pl.col("depth").max().alias("hi")).row(0))
     if hi > 2 * lo:
         runs = ", ".join(f"{a!r}: {d:g}" for a, d in per_run.rows())
         _add(out, "depth_differs", "warning", per_run.height,

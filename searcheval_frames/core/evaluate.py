@@ -40,6 +40,7 @@ from ..frames import (
     run_frame,
     to_native,
 )
+from ..frames.hazards import plan_failed
 from ..measures import Context, Measure, parse_measures
 from ..measures.ndcg import gain_expr
 from ..options import check_bool, check_choice, check_int, check_known, check_optional_int
@@ -145,7 +146,12 @@ def evaluate(
     qrels_df = _qrels_from(qrels, columns, subtopics=any(_by_subtopic(m) for m in ms))
     options: dict[str, Any] = {"relevance_level": relevance_level, "depth": depth,
                                "judged_only": judged_only, "compat": compat, "strategy": strategy}
-    scan = scan_run(run, columns) if ties == "trec_eval" else None  # (too big to collect)
+    try:
+        scan = scan_run(run, columns) if ties == "trec_eval" else None  # (too big to collect)
+    except pl.exceptions.PolarsError as exc:
+        if not isinstance(run, pl.LazyFrame):
+            raise
+        raise plan_failed(exc, "run") from exc
     if ties != "trec_eval":
         run_df, _ = _run_from(run, _flat_qrels(qrels_df), columns)
         result = _evaluate_ties(run_df, qrels_df, ms, ties, per_query=per_query,

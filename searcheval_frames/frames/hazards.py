@@ -86,13 +86,18 @@ def collect(lf: pl.LazyFrame, arg: str) -> pl.DataFrame:
     try:
         return lf.collect()
     except pl.exceptions.PolarsError as exc:
-        first = str(exc).strip().splitlines()[0] if str(exc).strip() else type(exc).__name__
-        raise LazyPlanError(
-            f"{arg}: the LazyFrame's plan failed when it was collected "
-            f"({type(exc).__name__}: {first}). The input is fine to pass lazily, but its "
-            "plan must run: call .collect() on it yourself to see the full polars error, "
-            "and fix the step it names (often a cast or a file that moved)."
-        ) from exc
+        raise plan_failed(exc, arg) from exc
+
+
+def plan_failed(exc: Exception, arg: str) -> LazyPlanError:
+    """The :class:`LazyPlanError` for a polars error raised by a LazyFrame's plan."""
+    first = str(exc).strip().splitlines()[0] if str(exc).strip() else type(exc).__name__
+    return LazyPlanError(
+        f"{arg}: the LazyFrame's plan failed when it was collected "
+        f"({type(exc).__name__}: {first}). The input is fine to pass lazily, but its "
+        "plan must run: call .collect() on it yourself to see the full polars error, "
+        "and fix the step it names (often a cast, a missing column or a file that moved)."
+    )
 
 
 def ambiguous_columns(

@@ -64,7 +64,32 @@ def _read_bytes(path: Path) -> bytes:
                 f"gzip data is corrupt ({exc})", path=str(path),
                 hint="re-download or re-compress the file",
             ) from None
-    return data[3:] if data[:3] == _BOM else data
+    data = data[3:] if data[:3] == _BOM else data
+    if data[:4] != b"PAR1" and _utf16(data):  # (ASCII as UTF-16 without a BOM is valid UTF-8)
+        no = data[: data.index(b"\x00")].count(b"\n") + 1 if b"\x00" in data else 1
+        line = data.split(b"\n")[no - 1].decode("utf-8", errors="replace")
+        raise FileFormatError("the file is UTF-16, not UTF-8 text", path=str(path),
+                              line_no=no, line=line, hint=encoding_hint(data))
+    return data
+
+
+def _utf16(data: bytes) -> bool:
+    """A UTF-16 byte order mark, or NUL bytes in a quarter of the first 4 KiB or more
+    (ASCII text in UTF-16 is every other byte NUL)."""
+    head = data[:4096]
+    return head[:2] in (b"\xff\xfe", b"\xfe\xff") or (
+        bool(head) and head.count(0) * 4 >= len(head))
+
+
+def encoding_hint(data: bytes) -> str:
+    """How to convert a file that is not UTF-8: UTF-16 (a byte order mark or NUL bytes
+    between ASCII characters) needs ``iconv -f utf-16``, not the latin1 of most others."""
+    if _utf16(data):
+        return ("the file is UTF-16 (as Windows tools write it), not UTF-8: convert it with "
+                "`iconv -f utf-16 -t utf-8 in > out` (PowerShell: "
+                "`Get-Content in | Set-Content -Encoding utf8 out`)")
+    return ("convert it with `iconv -f latin1 -t utf-8` (or the file is binary: "
+            "pass format='parquet' for Parquet)")
 
 
 def _check_file(path: Path) -> None:

@@ -9,7 +9,7 @@ import polars as pl
 
 from .. import frames
 from ..errors import FileFormatError
-from .common import _MAX_REPORTED
+from .common import _MAX_REPORTED, encoding_hint
 
 
 def _lines(data: bytes, path: Path) -> pl.DataFrame:
@@ -50,18 +50,6 @@ def _lines(data: bytes, path: Path) -> pl.DataFrame:
         ) from None
     text = pl.Series("text", arr).str.strip_suffix("\n").str.strip_suffix("\r")
     return pl.DataFrame({"line_no": pl.int_range(1, n + 1, eager=True), "text": text})
-
-
-def encoding_hint(data: bytes) -> str:
-    """How to convert a file that is not UTF-8: UTF-16 (a byte order mark or NUL bytes
-    between ASCII characters) needs ``iconv -f utf-16``, not the latin1 of most others."""
-    head = data[:4096]
-    if head[:2] in (b"\xff\xfe", b"\xfe\xff") or (head and head.count(0) * 4 >= len(head)):
-        return ("the file is UTF-16 (as Windows tools write it), not UTF-8: convert it with "
-                "`iconv -f utf-16 -t utf-8 in > out` (PowerShell: "
-                "`Get-Content in | Set-Content -Encoding utf8 out`)")
-    return ("convert it with `iconv -f latin1 -t utf-8` (or the file is binary: "
-            "pass format='parquet' for Parquet)")
 
 
 def _check_utf8(data: bytes, path: Path) -> None:

@@ -76,10 +76,9 @@ def _joined_lines(ok: pl.DataFrame, probs: _Problems) -> None:
               "or lost a line break, so several results share one line; convert the line "
               "ends, e.g. `tr '\\r' '\\n' < in.run > out.run`")
     rest = extra.filter(~pl.col("text").str.contains("\r", literal=True)).with_columns(
-        pl.col("text").str.strip_chars().str.splitn(" ", 7).struct.field("field_6")
-        .alias("_after"))
-    probs.add(rest.filter(pl.col("_after").str.replace_all(r"\s+", " ")
-                          .str.contains(_RESULT_AFTER_TAG)),
+        pl.col("text").str.strip_chars().str.replace_all(r"\s+", " ").str.splitn(" ", 7)
+        .struct.field("field_6").alias("_after"))
+    probs.add(rest.filter(pl.col("_after").str.contains(_RESULT_AFTER_TAG)),
               "two result lines joined (a line break was lost): the text after the run tag "
               "is another result (qid iter docno rank score ...); put it on its own line")
 

@@ -33,6 +33,8 @@ def _fast_trec_run(
     except OSError:
         return None
     if not gz:  # plain text: polars' reader (pyarrow is not even imported)
+        if _more_fields(path, sep):
+            return None  # (polars drops the fields after the sixth: the exact reader)
         parsed = _polars_trec_run(path, sep, rank, head, mark)
         if parsed is None:
             return None
@@ -167,6 +169,32 @@ def _only_spaces(path: Path) -> bool:
     except OSError:
         return False
     return True
+
+
+def _more_fields(path: Path, sep: str, fields: int = 6) -> bool:
+    """Whether a line holds more than ``fields - 1`` separators: polars' batched reader
+    silently drops the fields after the last column, and with them a second result
+    joined to the line by a lost line break (issue #22). One pass of numpy over the
+    bytes, 16 MiB at a time, cut at line ends."""
+    code = ord(sep)
+    rest = b""
+    try:
+        with open(path, "rb") as fh:
+            while True:
+                chunk = fh.read(1 << 24)
+                data = rest + chunk
+                end = len(data) if not chunk else data.rfind(b"\n") + 1
+                buf = np.frombuffer(data, dtype=np.uint8, count=end)
+                if buf.size:
+                    lines = np.searchsorted(np.flatnonzero(buf == 10),
+                                            np.flatnonzero(buf == code))
+                    if lines.size and np.bincount(lines).max() >= fields:
+                        return True
+                rest = data[end:]
+                if not chunk:
+                    return False
+    except OSError:
+        return False
 
 
 _PAIR_HASH = pl.col("query_id").hash(1) ^ pl.col("doc_id").hash(2)  # of a (query, doc)
