@@ -33,8 +33,6 @@ def _fast_trec_run(
     except OSError:
         return None
     if not gz:  # plain text: polars' reader (pyarrow is not even imported)
-        if _more_fields(path, sep):
-            return None  # (polars drops the fields after the sixth: the exact reader)
         parsed = _polars_trec_run(path, sep, rank, head, mark)
         if parsed is None:
             return None
@@ -98,13 +96,17 @@ def _polars_trec_run(
     checked for whitespace. Only when some line is not like that, the file is
     parsed again with its tags (several runs in one file, or the exact reader).
     """
-    schema = {n: pl.String for n in _RUN_NAMES} | {"rank": pl.Int64, "score": pl.Float64}
+    # a seventh column: text after the tag (or a second result on the line, issue #22)
+    # sends the file to the exact reader; polars' batched reader drops fields past the last
+    schema = ({n: pl.String for n in _RUN_NAMES} | {"rank": pl.Int64, "score": pl.Float64}
+              | {"_extra": pl.String})
     cols = ["query_id", "doc_id", *(["rank"] if rank else []), "score"]
     tag0 = _first_tag(head) if sep == " " else None
     judged = (mark.select(_PAIR_HASH).to_series().unique().implode()
               if mark is not None else None)
     try:
-        lf = pl.scan_csv(path, separator=sep, has_header=False, schema=schema, quote_char=None)
+        lf = pl.scan_csv(path, separator=sep, has_header=False, schema=schema, quote_char=None,
+                         missing_columns="insert")  # (_extra: null on 6-field lines)
         plain = None
         if tag0 is not None and hasattr(lf, "collect_batches"):
             with ThreadPoolExecutor(1) as pool:
@@ -124,7 +126,8 @@ def _polars_trec_run(
                 return done[0], True, done[1]
         if plain is None:
             plain = sep == " " and _only_spaces(path)
-        return lf.select(*cols, "tag", *([] if plain else ["iter"])).collect(), False, None
+        return (lf.select(*cols, "tag", "_extra", *([] if plain else ["iter"])).collect(),
+                False, None)
     except (pl.exceptions.PolarsError, OSError, UnicodeDecodeError, _NotClean):
         return None
 
@@ -137,6 +140,7 @@ def _checked(
     whitespace), ``_h`` (hash of the (query, doc) pair) and ``_m`` (the pair may be judged).
     """
     ok = ((pl.col("tag") == tag0) & ~pl.col("query_id").str.starts_with("#")
+          & pl.col("_extra").is_null()
           & pl.col("score").is_finite())
     check = [ok.fill_null(False).alias("_ok")]
     if not plain:  # ids with other whitespace: the exact reader splits them
@@ -169,32 +173,6 @@ def _only_spaces(path: Path) -> bool:
     except OSError:
         return False
     return True
-
-
-def _more_fields(path: Path, sep: str, fields: int = 6) -> bool:
-    """Whether a line holds more than ``fields - 1`` separators: polars' batched reader
-    silently drops the fields after the last column, and with them a second result
-    joined to the line by a lost line break (issue #22). One pass of numpy over the
-    bytes, 16 MiB at a time, cut at line ends."""
-    code = ord(sep)
-    rest = b""
-    try:
-        with open(path, "rb") as fh:
-            while True:
-                chunk = fh.read(1 << 24)
-                data = rest + chunk
-                end = len(data) if not chunk else data.rfind(b"\n") + 1
-                buf = np.frombuffer(data, dtype=np.uint8, count=end)
-                if buf.size:
-                    lines = np.searchsorted(np.flatnonzero(buf == 10),
-                                            np.flatnonzero(buf == code))
-                    if lines.size and np.bincount(lines).max() >= fields:
-                        return True
-                rest = data[end:]
-                if not chunk:
-                    return False
-    except OSError:
-        return False
 
 
 _PAIR_HASH = pl.col("query_id").hash(1) ^ pl.col("doc_id").hash(2)  # of a (query, doc)
@@ -320,6 +298,10 @@ def _clean_fast_run(df: pl.DataFrame) -> tuple[pl.DataFrame, frames.Blocks | Non
     """
     if df.height == 0:
         return None
+    if "_extra" in df.columns:  # text after the tag (or a second result): the exact reader
+        if df.get_column("_extra").is_not_null().any():
+            return None
+        df = df.drop("_extra")
     plain = "iter" not in df.columns
     checks = [pl.col("query_id").str.starts_with("#").any(),
               ~pl.col("score").is_finite().all(),
