@@ -87,6 +87,7 @@ class ReportData:
     min_judged: float = 0.9
     digits: int = 3
     power: str = ""  # how large a change the queries can detect (sef.power)
+    check: list[str] = field(default_factory=list)  # sef.check's banner (issue #22)
 
 
 def _render(ax: Any, name: str, title: str, caption: str, tmp: Path) -> Figure:
@@ -299,6 +300,11 @@ def build(runs: Any, qrels: Any, **options: Any) -> ReportData:
                                 "depth": o["depth"]}, run_df, qrels_df, cmp)
         times["figures"] = time.perf_counter() - t
 
+    from .checks import banner, tie_note  # sef.check's banner; ties moving the headline
+
+    notes += [n for n in [tie_note(run_df, qrels_df, focus, [base, run],
+                                   relevance_level=o["relevance_level"])] if n]
+    check_lines = banner(run_df, qrels_df, measures, o["relevance_level"])
     inputs = (describe_input(runs, run_df, "run") + describe_input(qrels, qrels_df, "qrels")
               + describe_input(o["queries"], queries, "queries")
               + describe_input(o["docs"], docs, "docs"))
@@ -312,7 +318,7 @@ def build(runs: Any, qrels: Any, **options: Any) -> ReportData:
         headline=overall([v[0] for v in verdicts]), losses=losses, wins=wins, figures=figures,
         notes=notes, provenance=provenance(inputs, shown, o.get("command")), timings=times,
         n_queries=int(cmp.means.get_column("n_queries").max() or 0),  # type: ignore[arg-type]
-        min_judged=o["min_judged"], digits=o["digits"], power=power_note,
+        min_judged=o["min_judged"], digits=o["digits"], power=power_note, check=check_lines,
     )
 
 

@@ -46,6 +46,7 @@ def markdown(data: ReportData, figures_dir: str = "figures") -> str:
     lines = [f"# {data.title}", "",
              f"Baseline (before): **{data.baseline}** · after: **{data.run}** · "
              f"{data.n_queries} queries · measures {', '.join(data.measures)}", "",
+             *[f"> ⚠ {line}" for line in data.check], *([""] if data.check else []),
              "## Verdict", "", f"**{data.headline}**", ""]
     lines += [f"- {s}" for _, s in data.verdicts]
     if data.power:
