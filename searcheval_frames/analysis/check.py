@@ -49,6 +49,7 @@ from typing import Any
 
 import polars as pl
 
+from .. import frames
 from ..errors import InvalidOptionError, SearchEvalError
 from ..frames import input_kind, is_path, qrels_frame, run_frame
 from ..measures import parse_measures
@@ -58,6 +59,7 @@ from .findings import SCHEMA, Findings
 __all__ = ["check"]
 
 _EXAMPLES = 5
+_SAMPLE = 100_000
 _KEYS = ["run", "query_id"]
 
 
@@ -131,12 +133,15 @@ def check(
     if r is None or q is None:
         return Findings(_frame(out), kind)
     level = 1 if relevance_level is None else relevance_level
-    _ids(r, q, out)
-    _queries(r, q, queries, out)
+    cut = [m for m in ms if isinstance(m.cutoff, int)]  # (rank cutoffs, not IPrec's levels)
+    ks: list[int] = [m.cutoff for m in cut if isinstance(m.cutoff, int)]
+    stats = _ranked(r, max(ks, default=0) + 1)  # (one group_by for every per-query check)
+    _ids(r, q, stats, out)
+    _queries(stats, q, queries, out)
     _labels(q, level, relevance_level is None, scale, out)
-    _run_rows(r, out)
-    _cutoffs(r, [m for m in ms if isinstance(m.cutoff, int)], depth, out)
-    _depths(r, ms, out)
+    _run_rows(r, stats, out)
+    _cutoffs(stats, cut, depth, out)
+    _depths(stats, ms, out)
     return Findings(_frame(out), kind)
 
 
@@ -180,18 +185,24 @@ def _norm(col: str) -> pl.Expr:
     return s.str.replace(r"^0+(\d)", "$1").alias("_norm")
 
 
-def _ids(r: pl.DataFrame, q: pl.DataFrame, out: list[dict[str, Any]]) -> None:
+def _ids(r: pl.DataFrame, q: pl.DataFrame, stats: pl.DataFrame,
+         out: list[dict[str, Any]]) -> None:
     for name, df in (("run", r), ("qrels", q)):
         for col in ("query_id", "doc_id"):
-            bad = df.filter(pl.col(col).str.contains(r"^\s|\s$"))
+            ids = stats if name == "run" and col == "query_id" else df  # (one row a query)
+            bad = ids.filter(pl.col(col).str.contains(r"^\s|\s$"))
             if bad.height:
+                if ids is stats:  # results, not (run, query) pairs
+                    bad = df.join(bad.select(_KEYS), on=_KEYS)
                 _add(out, "padded_ids", "error", bad.height,
                      f"{bad.height} {col} value(s) of the {name} have whitespace at either "
                      "end; they match no label.",
                      f"strip them: pl.col({col!r}).str.strip_chars() (pandas: .str.strip())",
                      _first(bad, "query_id"), _first(bad, "doc_id") if col == "doc_id" else [])
     for col in ("query_id", "doc_id"):
-        rid = r.select(pl.col(col).unique())
+        # (doc ids: the first _SAMPLE results, as the unique doc ids of a long run cost
+        # more than the evaluation; a format mismatch is systematic, a sample shows it)
+        rid = (stats if col == "query_id" else r.head(_SAMPLE)).select(pl.col(col).unique())
         qid = q.select(pl.col(col).unique())
         lost = rid.join(qid, on=col, how="anti").with_columns(_norm(col))
         near = lost.join(qid.with_columns(_norm(col)), on="_norm", suffix="_qrels")
@@ -199,25 +210,29 @@ def _ids(r: pl.DataFrame, q: pl.DataFrame, out: list[dict[str, Any]]) -> None:
             severity = "error" if col == "doc_id" or rid.join(qid, on=col).height == 0 \
                 else "warning"
             pairs = [f"{a!r}~{b!r}" for a, b in near.select(col, f"{col}_qrels").head(3).rows()]
+            where = "" if col == "query_id" or r.height <= _SAMPLE else \
+                f" (in the first {_SAMPLE:,} results)"
             _add(out, "id_format_mismatch", severity, near.height,
-                 f"{near.height} {col} value(s) of the run match a qrels id only after "
+                 f"{near.height} {col} value(s) of the run{where} match a qrels id only after "
                  f"trimming, lower-casing or dropping leading zeros / '.0' ({', '.join(pairs)}).",
                  "write ids the same way in both (read them as strings, e.g. "
                  "pd.read_csv(..., dtype=str), and keep their leading zeros)",
                  near.get_column(col) if col == "query_id" else [],
                  near.get_column(col) if col == "doc_id" else [])
-    common = r.select("query_id").unique().join(q.select("query_id").unique(), on="query_id")
+    common = stats.select("query_id").unique().join(q.select("query_id").unique(),
+                                                    on="query_id")
     if common.height == 0:
         _add(out, "no_common_queries", "error", 0,
              "the run and the qrels have no query id in common; evaluate would refuse them.",
              "use one id scheme in both (e.g. '301' vs 'q301'), or check the files belong "
-             "together", _first(r.unique("query_id", maintain_order=True), "query_id"))
+             "together", _first(r.head(_SAMPLE).unique("query_id", maintain_order=True),
+                                "query_id"))
 
 
-def _queries(r: pl.DataFrame, q: pl.DataFrame, queries: Any,
+def _queries(stats: pl.DataFrame, q: pl.DataFrame, queries: Any,
              out: list[dict[str, Any]]) -> None:
     judged = q.select("query_id").unique(maintain_order=True)
-    pairs = r.select(_KEYS).unique(maintain_order=True)
+    pairs = stats.select(_KEYS)
     unlabelled = pairs.select("query_id").unique(maintain_order=True).join(
         judged, on="query_id", how="anti")
     if unlabelled.height:
@@ -226,7 +241,7 @@ def _queries(r: pl.DataFrame, q: pl.DataFrame, queries: Any,
              "are left out of every mean.",
              "judge them, or drop them from the run so that the set of queries is explicit",
              _first(unlabelled, "query_id"))
-    runs = r.select("run").unique(maintain_order=True)
+    runs = pairs.select("run").unique(maintain_order=True)
     lacking = runs.join(judged, how="cross").join(pairs, on=_KEYS, how="anti")
     if lacking.height:
         per_run = lacking.group_by("run", maintain_order=True).len()
@@ -316,15 +331,17 @@ def _labels(q: pl.DataFrame, level: int, default: bool, scale: tuple[int, int] |
              _first(far, "query_id"), _first(far, "doc_id"))
 
 
-def _run_rows(r: pl.DataFrame, out: list[dict[str, Any]]) -> None:
+def _run_rows(r: pl.DataFrame, stats: pl.DataFrame, out: list[dict[str, Any]]) -> None:
     score = pl.col("score")
-    bad = r.filter(score.is_null() | ~score.is_finite())
+    has_bad, blocks, h = frames.run_checks(r)  # (the fused pass of run validation)
+    bad = r.filter(score.is_null() | ~score.is_finite()) if has_bad else r.clear()
     if bad.height:
         _add(out, "bad_scores", "error", bad.height,
              f"{bad.height} result(s) have a missing, NaN or infinite score.",
              "drop those rows or give them a finite score", _first(bad, "query_id"),
              _first(bad, "doc_id"))
-    dup = r.filter(pl.len().over("run", "query_id", "doc_id") > 1)
+    dup = (r.filter(pl.len().over("run", "query_id", "doc_id") > 1)
+           if frames.has_repeats(h, blocks) else r.clear())
     if dup.height:
         _add(out, "duplicate_results", "error", dup.height,
              f"{dup.height} rows repeat a document within one query of one run "
@@ -339,9 +356,7 @@ def _run_rows(r: pl.DataFrame, out: list[dict[str, Any]]) -> None:
              "query found itself, as in BEIR's Quora and ArguAna).",
              "drop them before evaluating: df.filter(pl.col('doc_id') != pl.col('query_id'))",
              _first(selfs, "query_id"), _first(selfs, "doc_id"))
-    flat = r.group_by(_KEYS, maintain_order=True).agg(
-        pl.len().alias("n"), (score.max() == score.min()).alias("same")).filter(
-        pl.col("same") & (pl.col("n") > 1))
+    flat = stats.filter((pl.col("hi") == pl.col("lo")) & (pl.col("n") > 1))
     if flat.height:
         _add(out, "constant_scores", "warning", flat.height,
              f"in {flat.height} (run, query) pair(s) every document has the same score: the "
@@ -351,18 +366,20 @@ def _run_rows(r: pl.DataFrame, out: list[dict[str, Any]]) -> None:
              _first(flat, "query_id"))
 
 
-def _ranked(r: pl.DataFrame) -> pl.DataFrame:
-    """Scores in trec_eval order (score desc, doc_id desc) as a list per (run, query)."""
-    return r.sort(["run", "query_id", "score", "doc_id"], descending=[False, False, True, True]
-                  ).group_by(_KEYS, maintain_order=True).agg(pl.col("score"))
+def _ranked(r: pl.DataFrame, k: int) -> pl.DataFrame:
+    """Per (run, query), in one group_by: ``n`` results, the largest and smallest score
+    (``hi``, ``lo``) and the ``k`` largest scores, largest first (only scores matter for
+    a tie at a cutoff, not which document: no sort of the whole run)."""
+    return r.group_by(_KEYS).agg(
+        pl.len().alias("n"), pl.col("score").max().alias("hi"), pl.col("score").min().alias("lo"),
+        pl.col("score").top_k(k).sort(descending=True)).sort(_KEYS)
 
 
-def _cutoffs(r: pl.DataFrame, ms: list[Any], depth: int | None,
+def _cutoffs(lists: pl.DataFrame, ms: list[Any], depth: int | None,
              out: list[dict[str, Any]]) -> None:
     ks = sorted({int(m.cutoff) for m in ms})
     if not ks and depth is None:
         return
-    lists = _ranked(r).with_columns(pl.col("score").list.len().alias("n"))
     for k in ks:
         tied = lists.filter((pl.col("n") > k) & (pl.col("score").list.get(k - 1, null_on_oob=True)
                                                  == pl.col("score").list.get(k, null_on_oob=True)))
@@ -393,12 +410,11 @@ def _cutoffs(r: pl.DataFrame, ms: list[Any], depth: int | None,
                  _first(deep, "query_id"))
 
 
-def _depths(r: pl.DataFrame, ms: list[Any], out: list[dict[str, Any]]) -> None:
+def _depths(stats: pl.DataFrame, ms: list[Any], out: list[dict[str, Any]]) -> None:
     """Runs cut at very different depths, for measures over the whole ranking."""
     if ms and all(isinstance(m.cutoff, int) for m in ms):
         return
-    per_run = r.group_by(_KEYS, maintain_order=True).len().group_by("run", maintain_order=True).agg(
-        pl.col("len").median().alias("depth"))
+    per_run = stats.group_by("run").agg(pl.col("n").median().alias("depth")).sort("run")
     if per_run.height < 2:
         return
     lo, hi = (float(x) for x in per_run.select(pl.col("depth").min().alias("lo"),
