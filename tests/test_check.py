@@ -61,7 +61,8 @@ def slow_reference(run_rows, qrels_rows, level, cutoffs):
         if norel:
             found["no_relevant"] = norel
         if top >= 2 and level < top / 2:
-            found["relevance_level_low"] = 0
+            found["relevance_level_low"] = sum(1 for _, _, rel in qrels_rows
+                                               if level <= rel < (top + 1) // 2)
     if not run_q & labelled:
         found["no_common_queries"] = 0
     for k in cutoffs:

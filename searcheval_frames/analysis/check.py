@@ -299,7 +299,8 @@ def _labels(q: pl.DataFrame, level: int, default: bool, scale: tuple[int, int] |
              f"no label reaches {lvl} (the largest is {hi}): every relevance measure is 0.",
              f"use relevance_level<={hi}")
     elif hi is not None and hi >= 2 and level < hi / 2:
-        _add(out, "relevance_level_low", "warning", 0,
+        _add(out, "relevance_level_low", "warning",
+             q.filter((rel >= level) & (rel < (hi + 1) // 2)).height,  # (labels it adds)
              f"the labels are graded 0..{hi} and {lvl} counts everything from {level} up as "
              f"relevant, below the scale's middle ({hi / 2:g}).",
              f"pass relevance_level={(hi + 1) // 2} if the lower grades mean 'related' "
