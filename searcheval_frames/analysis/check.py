@@ -386,10 +386,12 @@ def _cutoffs(lists: pl.DataFrame, ms: list[Any], depth: int | None,
                                                  == pl.col("score").list.get(k, null_on_oob=True)))
         if tied.height:
             names = ", ".join(m.name for m in ms if m.cutoff == k)
+            per_run = tied.group_by("run").len().sort("len", "run", descending=[True, False])
+            runs = ", ".join(f"{a!r} ({n})" for a, n in per_run.head(3).rows())
             _add(out, "ties_at_cutoff", "warning", tied.height,
                  f"in {tied.height} of {lists.height} (run, query) pair(s) the documents at "
-                 f"rank {k} and {k + 1} have the same score: which one counts in {names} is "
-                 "decided by document id (trec_eval).",
+                 f"rank {k} and {k + 1} have the same score ({runs}): which one counts in "
+                 f"{names} is decided by document id (trec_eval).",
                  "evaluate(..., ties='bounds') shows how much it matters; ties='given_order' "
                  "uses the run's own order", _first(tied, "query_id"))
     asked = depth if depth is not None else (max(ks) if ks else None)
