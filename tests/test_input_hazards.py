@@ -238,3 +238,16 @@ def test_unknown_keyword_through_compare(name, runs_path):
                                                             per_query=True), **{name: 1}))
     with pytest.raises(E.UnknownOptionError, match=rf"compare\({name}=1\)"):
         call()
+
+
+@SETTINGS
+@given(st.lists(st.sampled_from(["query_id", "doc_id", "score", "x"]), min_size=3, max_size=6))
+def test_pyarrow_duplicate_column_names(cols):
+    import pyarrow as pa
+
+    assume(len(set(cols)) < len(cols))
+    assume({"query_id", "doc_id", "score"} <= set(cols))
+    values = {"query_id": "1", "doc_id": "d1", "score": 1.0, "x": "a"}
+    table = pa.table([pa.array([values[c]]) for c in cols], names=cols)
+    with pytest.raises(E.AmbiguousColumnError, match="duplicate column names"):
+        sef.evaluate(table, {"1": {"d1": 1}}, "P@1")

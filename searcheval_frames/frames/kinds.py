@@ -14,7 +14,7 @@ from typing import Any, Literal
 
 import polars as pl
 
-from ..errors import SearchEvalError
+from ..errors import AmbiguousColumnError, SearchEvalError
 from .hazards import collect, pandas_frame
 
 
@@ -104,6 +104,12 @@ def _to_polars(obj: Any, arg: str) -> pl.DataFrame:
             df = df.assign(**fixed)
         return pl.from_pandas(df)
     if mod == "pyarrow":
+        names = list(getattr(obj, "column_names", []))
+        if len(names) != len(set(names)):
+            raise AmbiguousColumnError(
+                f"{arg}: the pyarrow table has duplicate column names "
+                f"{sorted({n for n in names if names.count(n) > 1})}; rename or drop the "
+                "copies, e.g. table.rename_columns([...]) or table.drop_columns([...]).")
         out = pl.from_arrow(obj)
         if isinstance(out, pl.Series):
             raise SearchEvalError(f"{arg}: expected a table, got a pyarrow array")
