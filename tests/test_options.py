@@ -227,3 +227,16 @@ def test_unknown_keyword_arguments_name_the_function_called():
                                                       r"mean relevance_level") as info:
             call()
         assert isinstance(info.value, TypeError) and "evaluate()" not in str(info.value)
+
+
+
+def test_unknown_test_options_and_query_diff_keywords_name_the_function_called():
+    """scipy's TypeError named ttest_rel/wilcoxon, and query_diff passed unknown keywords to
+    evaluate: both are UnknownOptionErrors naming the function called (issue #22)."""
+    from searcheval_frames.errors import UnknownOptionError
+
+    with pytest.raises(UnknownOptionError, match=r"compare\(test_options\['zero_mthod'\]"):
+        sef.compare(_per_query(), test="wilcoxon", test_options={"zero_mthod": "pratt"})
+    sef.compare(_per_query(), test="wilcoxon", test_options={"zero_method": "pratt"})
+    with pytest.raises(UnknownOptionError, match=r"query_diff\(relevence_level=2\)"):
+        sef.query_diff(RUN, QRELS, measure="P@1", relevence_level=2)

@@ -381,7 +381,8 @@ def compare(
                 what="the confidence level", example="ci=0.95")
     check_int("compare", "n_resamples", n_resamples, minimum=1, example="n_resamples=10000")
     check_float("compare", "tie_tolerance", tie_tolerance, minimum=0, example="tie_tolerance=1e-9")
-    check_evaluate_options("compare", evaluate_options, own=compare)  # (both input paths)
+    check_evaluate_options("compare", evaluate_options, own=compare,  # (both input paths)
+                           test=(test, test_options))
     if seed is not None:
         _st.pair_rng(seed)  # validates
 

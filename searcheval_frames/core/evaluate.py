@@ -168,17 +168,28 @@ def evaluate(
     return to_native(result, kind)
 
 
-def check_evaluate_options(func: str, options: Mapping[str, Any], own: Any = None) -> None:
+def check_evaluate_options(func: str, options: Mapping[str, Any], own: Any = None,
+                           test: tuple[str, Mapping[str, Any] | None] | None = None) -> None:
     """Unknown keyword arguments that ``func`` passes on to :func:`evaluate` raise one
     :class:`~searcheval_frames.errors.UnknownOptionError` naming ``func`` (not evaluate,
     which the caller did not call); ``own``: ``func`` itself, whose options are listed too.
+    ``test``: the name of a paired test and its ``test_options``, checked against the
+    scipy function that takes them (``t``: ``ttest_rel``, ``wilcoxon``: ``wilcoxon``).
 
     >>> check_evaluate_options("compare", {"relevance_level": 2})
     """
-    if not options:
-        return
     import inspect
 
+    if test is not None and test[1] and test[0] in ("t", "wilcoxon"):
+        from scipy import stats
+
+        fn = stats.ttest_rel if test[0] == "t" else stats.wilcoxon
+        check_known(func, {f"test_options[{k!r}]": v for k, v in test[1].items()},
+                    [f"test_options[{p!r}]" for p in inspect.signature(fn).parameters
+                     if p not in ("x", "y", "a", "b", "alternative")],
+                    where=f"of scipy.stats.{fn.__name__}")
+    if not options:
+        return
     allowed = set(inspect.signature(evaluate).parameters) - {
         "run", "qrels", "measures", "per_query", "missing"}
     if own is not None:
