@@ -263,7 +263,7 @@ def _run_frame(
         if len(rank_cols) > 1:
             parts = [p.drop("rank", strict=False) for p in parts]
         df = pl.concat(parts, how="vertical_relaxed")
-        return df, (_validate_run(df, arg) if validate else None)
+        return df, (_checked_run(df, arg) if validate else None)
 
     if columns is None and isinstance(run, pl.DataFrame):
         known, blocks = checked_blocks(run)  # read and checked by sef.read_run
@@ -302,9 +302,16 @@ def _run_frame(
         df = df.with_columns((-pl.col("rank").cast(pl.Float64)).alias("score"))
     cols = ["run", "query_id", "doc_id", "score"] + (["rank"] if "rank" in found else [])
     df = df.select(cols)
-    if validate:
-        padded_ids(df, ("query_id", "doc_id"), arg, found)
-    return df, (_validate_run(df, arg, found) if validate else None)
+    return df, (_checked_run(df, arg, found) if validate else None)
+
+
+def _checked_run(df: pl.DataFrame, arg: str, found: Mapping[str, str] | None = None
+                 ) -> Blocks | None:
+    """:func:`_validate_run` and the padded-id check (query ids once a block when known)."""
+    padded_ids(df, ("doc_id",), arg, found)
+    blocks = _validate_run(df, arg, found)
+    padded_ids(df if blocks is None else blocks.keys, ("query_id",), arg, found)
+    return blocks
 
 
 def _numeric(df: pl.DataFrame, col: str, arg: str, user_col: str, dtype: Any) -> pl.Expr:
