@@ -235,3 +235,16 @@ def test_cli_check_exit_codes(tmp_path):
     assert err.returncode == 1 and "unreadable_run" in err.stdout
     folder = cli(str(tmp_path), str(good))
     assert folder.returncode == 1 and len(folder.stderr.strip().splitlines()) <= 1
+
+
+def test_query_set_from_a_file(data_dir):
+    """The mean is over the labelled queries: a query file naming others is reported."""
+    ex = data_dir / "example"
+    qrels = sef.read_qrels(ex / "qrels.txt")
+    run = sef.read_run(ex / "runs" / "bm25.run")
+    assert "query_set_mismatch" not in sef.check(run, qrels, queries=ex / "queries.tsv").codes()
+    first = qrels.get_column("query_id").unique().sort()[0]
+    fewer = qrels.filter(pl.col("query_id") != first)
+    f = sef.check(run, fewer, queries=str(ex / "queries.tsv"))
+    row = f.to_polars().filter(pl.col("code") == "query_set_mismatch")
+    assert row.height == 1 and row["query_id"][0].to_list() == [first]
