@@ -77,6 +77,9 @@ _LAZY: dict[str, str] = {
     "query_diff": "analysis.querydiff",
     "side_by_side": "analysis.side_by_side",
     "report": "report",
+    # explain the data before any number (issue #22)
+    "check": "analysis.check",
+    "Findings": "analysis.findings",
     # evaluation at scale: the modules sef.spark and sef.dask
     "spark": "scale",
     "dask": "scale",

@@ -11,17 +11,22 @@ from __future__ import annotations
 from typing import Any
 
 __all__ = [
+    "AmbiguousColumnError",
     "DuplicateRowsError",
     "EmptyInputError",
+    "FileAccessError",
     "FileFormatError",
     "IdMismatchError",
     "InvalidOptionError",
     "InvalidRelevanceError",
     "InvalidScoreError",
+    "LazyPlanError",
     "MissingColumnError",
+    "PaddedIdError",
     "SearchEvalError",
     "SearchEvalWarning",
     "UnknownMeasureError",
+    "UnknownOptionError",
     "format_rows",
 ]
 
@@ -111,3 +116,28 @@ def format_rows(frame: Any, n: int = 3) -> str:
 
 class SearchEvalWarning(UserWarning):
     """Something was dropped or filled in, and the caller should know which rows."""
+
+
+# --- round 3 of "no silent wrong number" (issue #22) -------------------------------
+class AmbiguousColumnError(SearchEvalError):
+    """Two columns both name the same canonical column (``qid`` and ``topic``) and differ."""
+
+
+class PaddedIdError(IdMismatchError):
+    """Ids with leading or trailing whitespace, which would match no label."""
+
+
+class LazyPlanError(SearchEvalError):
+    """A polars LazyFrame whose plan failed when it was collected."""
+
+
+class FileAccessError(SearchEvalError):
+    """A file that cannot be opened or written (permission denied, a folder, ...)."""
+
+    def __init__(self, message: str, *, path: str | None = None) -> None:
+        self.path = path
+        super().__init__(message)
+
+
+class UnknownOptionError(SearchEvalError, TypeError):
+    """A keyword argument no function of the call accepts (also a ``TypeError``)."""

@@ -21,7 +21,7 @@ searcheval_frames.errors.InvalidOptionError: pool(depth=0): must be an integer >
 from __future__ import annotations
 
 import math
-from collections.abc import Iterable, Sequence
+from collections.abc import Iterable, Mapping, Sequence
 from typing import Any, TypeVar
 
 from .errors import InvalidOptionError
@@ -33,6 +33,7 @@ __all__ = [
     "check_choice",
     "check_float",
     "check_int",
+    "check_known",
     "check_optional_int",
     "check_str_list",
 ]
@@ -155,3 +156,33 @@ def check_str_list(
     if not items and not allow_empty:
         raise _fail(func, name, value, "must not be empty", example)
     return items
+
+
+def check_known(func: str, given: Mapping[str, Any], allowed: Iterable[str], *,
+                where: str = "") -> None:
+    """Refuse keyword arguments that no function of the call accepts.
+
+    Raises :class:`~searcheval_frames.errors.UnknownOptionError` (also a ``TypeError``)
+    that names ``func`` (the function the caller called, not an inner one), the closest
+    allowed name and where the allowed names come from.
+
+    >>> check_known("compare", {"relevance_level": 2}, ["relevance_level", "depth"])
+    >>> check_known("compare", {"relevence_level": 2}, ["relevance_level", "depth"])
+    Traceback (most recent call last):
+    ...
+    searcheval_frames.errors.UnknownOptionError: compare(relevence_level=2): unknown option; did you mean relevance_level? The options are: depth, relevance_level.
+    """
+    import difflib
+
+    from .errors import UnknownOptionError
+
+    names = sorted(set(allowed))
+    for key, value in given.items():
+        if key in names:
+            continue
+        close = difflib.get_close_matches(key, names, n=1)
+        hint = f" did you mean {close[0]}?" if close else ""
+        raise UnknownOptionError(
+            f"{func}({key}={value!r}): unknown option;{hint} The options are"
+            f"{' ' + where if where else ''}: {', '.join(names)}."
+        )

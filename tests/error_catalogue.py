@@ -46,6 +46,10 @@ def _files(tmp: Path) -> dict[str, str]:
     (tmp / "dup.run").write_text("q1 Q0 d1 1 2.5 bm25\nq1 Q0 d2 2 1.5 bm25\nq1 Q0 d1 3 1.0 bm25\n")
     (tmp / "grade.qrels").write_text("q1 0 d1 1\nq1 0 d2 very\n")
     (tmp / "latin1.run").write_bytes("q1 Q0 caf\xe9 1 2.5 bm25\n".encode("latin-1"))
+    # issue #22
+    (tmp / "cr.run").write_bytes(b"q1 Q0 d1 1 2.5 bm25\rq1 Q0 d2 2 1.5 bm25\r")
+    (tmp / "joined.run").write_text("q1 Q0 d1 1 2.5 bm25q1 Q0 d2 2 1.5 bm25\n")
+    (tmp / "utf16.qrels").write_bytes("q1 0 d1 1\n".encode("utf-16"))
     return {"tmp": str(tmp)}
 
 
@@ -226,6 +230,58 @@ CASES: list[Case] = [
          "tables (`'bm25'`) or the whole name.", "Comparisons"),
 ]
 
+# ---------------------------------------------------------------------- issue #22
+CASES += [
+    Case("Ids with whitespace at either end",
+         "sef.evaluate(pl.DataFrame({'query_id': ['q1'], 'doc_id': ['d1 '], 'score': [1.0]}), "
+         + QRELS + ", ['P@1'])",
+         E.PaddedIdError,
+         "Strip the ids (`pl.col('doc_id').str.strip_chars()`); padded ids match no label.",
+         "Frames"),
+    Case("Two columns that both look like the query id, with different contents",
+         "sef.evaluate(pl.DataFrame({'qid': ['q1'], 'topic': ['sports'], 'doc_id': ['d1'], "
+         "'score': [1.0]}), " + QRELS + ", ['P@1'])",
+         E.AmbiguousColumnError,
+         "Say which one it is: `columns={'query_id': 'qid'}`, or drop the other.", "Frames"),
+    Case("A pandas frame with two columns of the same name",
+         "sef.evaluate(__import__('pandas').DataFrame([['q1', 'd1', 1.0, 2.0]], "
+         "columns=['query_id', 'doc_id', 'score', 'score']), " + QRELS + ", ['P@1'])",
+         E.AmbiguousColumnError,
+         "Rename or drop the copies.", "Frames"),
+    Case("Float ids beyond 2**53 (an integer column that went through float64)",
+         "sef.evaluate(pl.DataFrame({'query_id': [float(2**53 + 2)], 'doc_id': ['d1'], "
+         "'score': [1.0]}), " + QRELS + ", ['P@1'])",
+         E.SearchEvalError,
+         "Read the ids as strings (`dtype={'qid': str}`) or as Int64.", "Frames"),
+    Case("A LazyFrame whose plan fails when collected",
+         "sef.evaluate(pl.LazyFrame({'query_id': ['q1'], 'doc_id': ['d1'], 'score': ['high']})"
+         ".with_columns(pl.col('score').cast(pl.Float64)), " + QRELS + ", ['P@1'])",
+         E.LazyPlanError,
+         "Collect it yourself to see the polars error, and fix that step.", "Frames"),
+    Case("An unknown keyword argument passed through compare",
+         "sef.compare(runs=" + RUN + ".with_columns(run=pl.lit('a')), qrels=" + QRELS
+         + ", measures='P@1', relevence_level=2)",
+         E.UnknownOptionError,
+         "Use the suggested name; the message lists the options.", "Options"),
+    Case("A run file with CR line ends (or a line break lost)",
+         "sef.read_run(f'{tmp}/cr.run')",
+         E.FileFormatError,
+         "Convert the line ends: `tr '\\r' '\\n' < in.run > out.run`.", "Files"),
+    Case("Two result lines joined on one line",
+         "sef.read_run(f'{tmp}/joined.run')",
+         E.FileFormatError,
+         "Put the second result on its own line.", "Files"),
+    Case("A UTF-16 file",
+         "sef.read_qrels(f'{tmp}/utf16.qrels')",
+         E.FileFormatError,
+         "Convert it: `iconv -f utf-16 -t utf-8 in > out`.", "Files"),
+    Case("A file that cannot be written (its folder is a file, permission denied, ...)",
+         "sef.write_qrels({'q1': {'d1': 1}}, f'{tmp}/run.txt/qrels.txt')",
+         E.FileAccessError,
+         "Write to a path you may write; the message names the target, not a temporary "
+         "file.", "Files"),
+]
+
 
 def message(case: Case, scope: dict[str, object]) -> str:
     """Run the case; return the error message (fails if nothing or another class)."""
@@ -260,11 +316,13 @@ def render() -> str:
         for cls in (E.SearchEvalError, E.MissingColumnError, E.DuplicateRowsError,
                     E.InvalidScoreError, E.InvalidRelevanceError, E.EmptyInputError,
                     E.IdMismatchError, E.UnknownMeasureError, E.InvalidOptionError,
-                    E.FileFormatError):
+                    E.FileFormatError, E.PaddedIdError, E.AmbiguousColumnError,
+                    E.LazyPlanError, E.FileAccessError, E.UnknownOptionError):
             doc = (cls.__doc__ or "").strip().splitlines()[0]
             out.append(f"| `{cls.__name__}` | {doc} |")
         section = None
-        for case in CASES:
+        first: dict[str, int] = {}  # cases appended later join their section
+        for case in sorted(CASES, key=lambda c: first.setdefault(c.section, len(first))):
             if case.section != section:
                 section = case.section
                 out += ["", f"## {section}"]

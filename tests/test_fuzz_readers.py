@@ -165,13 +165,17 @@ def unzip(data: bytes) -> bytes:
     return data
 
 
-def text_lines(data: bytes) -> list[tuple[int, str]]:
-    """(line number, text) of every physical line; Bad at the first non-UTF-8 line."""
+def text_lines(data: bytes, utf16: bool = True) -> list[tuple[int, str]]:
+    """(line number, text) of every physical line; Bad at the first non-UTF-8 line (and,
+    with ``utf16``, for UTF-16 text: a byte order mark or a quarter of NUL bytes)."""
     data = unzip(data)
     if data.startswith(BOM):
         data = data[3:]
     if not data:
         return []
+    head = data[:4096]
+    if utf16 and (head[:2] in (b"\xff\xfe", b"\xfe\xff") or head.count(0) * 4 >= len(head)):
+        raise Bad(data[: data.index(b"\x00")].count(b"\n") + 1 if b"\x00" in data else 1)
     pieces = data.split(b"\n")
     if data.endswith(b"\n"):
         pieces.pop()
@@ -213,6 +217,22 @@ def first_duplicate(keys: list[tuple[int, tuple]]) -> int | None:
     return None
 
 
+RANK_RE = re.compile(r"[+-]?\d+")
+SCORE_RE = re.compile(r"[+-]?(\d+\.?\d*|\.\d+)([eE][+-]?\d+)?")
+
+
+def joined(text: str, fields: list[str]) -> bool:
+    """Two results on one line (issue #22): more than 6 fields and a lone CR, or after the
+    tag ``[qid] iter docno rank score`` (text after the tag is otherwise ignored)."""
+    if len(fields) <= 6:
+        return False
+    if "\r" in text:
+        return True
+    after = fields[6:]
+    return any(len(f) >= 4 and RANK_RE.fullmatch(f[2]) and SCORE_RE.fullmatch(f[3])
+               for f in (after, after[1:]))
+
+
 def trec_run_here(data: bytes, stem: str) -> tuple:
     try:
         lines = data_lines(text_lines(data))
@@ -223,9 +243,9 @@ def trec_run_here(data: bytes, stem: str) -> tuple:
     rows = [(no, WS_RE.split(t.strip(WS))) for no, t in lines]
     all_five = all(len(f) == 5 for _, f in rows)
     bad = []
-    for no, f in rows:
+    for (no, f), (_, t) in zip(rows, lines, strict=True):
         if (len(f) < 5 or (len(f) == 5 and not all_five) or number(f[4]) is None
-                or integer(f[3]) is None):
+                or integer(f[3]) is None or joined(t, f)):
             bad.append(no)
     if bad:
         return error(min(bad))

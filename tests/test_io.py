@@ -16,7 +16,7 @@ from hypothesis import strategies as st
 
 import searcheval_frames as sef
 from searcheval_frames import io
-from searcheval_frames.errors import FileFormatError, SearchEvalError
+from searcheval_frames.errors import FileAccessError, FileFormatError, SearchEvalError
 
 RUN_TEXT = (
     "# produced by a test\n"
@@ -276,7 +276,8 @@ def test_atomic_write_keeps_old_file_on_failure(tmp_path, monkeypatch):
         raise OSError("disk full")
 
     monkeypatch.setattr(os, "fsync", boom)
-    with pytest.raises(OSError):
+    # a SearchEvalError naming the target, not the temporary file (issue #22)
+    with pytest.raises(FileAccessError, match=r"q\.txt: cannot write the file \(disk full\)"):
         io.write_qrels({"q": {"d": 2}}, p)
     assert p.read_text() == before
     assert not list(tmp_path.glob(".*tmp"))

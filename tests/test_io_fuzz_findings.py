@@ -94,8 +94,6 @@ ODD_SPACE_RUNS = [
     # is ignored)
     ("1 Q0 d1 1 2.5 bm25\n1 Q0 d2 2 1.5 bm25\x0b\n", [("bm25", "d1"), ("bm25", "d2")]),
     ("1 Q0 d1 1 2.5 bm25\x0c\n1 Q0 d2 2 1.5 bm25\x0c\n", [("bm25", "d1"), ("bm25", "d2")]),
-    ("1 Q0 d1 1 2.5 bm25\n1 Q0 d2 2 1.5 bm25\r1 Q0 d3 3 1 bm25\n",
-     [("bm25", "d1"), ("bm25", "d2")]),
     ("1 Q0 d1 1 2.5 bm25\n1 Q0 d2 2 1.5 bm25\tx\n", [("bm25", "d1"), ("bm25", "d2")]),
     ("1 Q0 d1\x0b 1 2.5 bm25\n", [("bm25", "d1")]),
     ("1 Q0 d1\u00a0 1 2.5 bm25\n", [("bm25", "d1")]),
@@ -319,4 +317,16 @@ def test_query_ids_that_differ_only_by_spaces_are_duplicates(tmp_path):
     path.write_text("1 \twhat\n1\twho\n")
     with pytest.raises(FileFormatError, match="duplicate query id") as info:
         sef.read_queries(path)
+    assert info.value.line_no == 2
+
+
+@pytest.mark.parametrize("gz", [False, True])
+def test_a_lone_cr_joining_two_results_is_an_error_not_a_lost_document(tmp_path, gz):
+    """A lone CR between two results made the second one "text after the tag", and d3
+    was silently lost (issue #22): now the line is reported."""
+    data = b"1 Q0 d1 1 2.5 bm25\n1 Q0 d2 2 1.5 bm25\r1 Q0 d3 3 1 bm25\n"
+    path = tmp_path / ("r.run.gz" if gz else "r.run")
+    path.write_bytes(gzip.compress(data) if gz else data)
+    with pytest.raises(FileFormatError, match="carriage return") as info:
+        sef.read_run(path)
     assert info.value.line_no == 2

@@ -92,6 +92,12 @@ def _cases():
     for opt, bad in [("baseline", "c"), ("baseline", 3), ("columns", "query_id=qid"),
                      ("columns", {"topic": "qid"})]:
         cases.append(("report", rep, opt, bad))
+    # issue #22: the tie policy and sef.check
+    cases.append(("evaluate", ev, "ties", "random"))
+    chk = lambda **kw: sef.check(RUN, QRELS, **kw)  # noqa: E731
+    for opt, bad in [("relevance_level", -1), ("relevance_level", 1.5), ("depth", 0),
+                     ("scale", (3, 0)), ("scale", 3)]:
+        cases.append(("check", chk, opt, bad))
     return cases
 
 
@@ -232,3 +238,30 @@ def test_pr_curve_takes_every_levels_value_pr_curve_data_takes():
     for levels in ("11pt", "11-pt", "ALL", 1, 20, [0.0, 0.25, 1.0]):
         sef.pr_curve_data(RUN, QRELS, levels=levels)
         plt.close(sef.pr_curve(RUN, QRELS, levels=levels).figure)
+
+
+def test_unknown_keyword_arguments_name_the_function_called():
+    """compare passed unknown keywords on to evaluate (a TypeError naming evaluate) or
+    refused them otherwise: now one UnknownOptionError (also a TypeError) naming compare,
+    with the closest option, on both input paths (issue #22)."""
+    from searcheval_frames.errors import UnknownOptionError
+
+    for call in (lambda: sef.compare(runs=RUN, qrels=QRELS, measures="P@1", relevence_level=2),
+                 lambda: sef.compare(_per_query(), relevence_level=2)):
+        with pytest.raises(UnknownOptionError, match=r"compare\(relevence_level=2\).*did you "
+                                                      r"mean relevance_level") as info:
+            call()
+        assert isinstance(info.value, TypeError) and "evaluate()" not in str(info.value)
+
+
+
+def test_unknown_test_options_and_query_diff_keywords_name_the_function_called():
+    """scipy's TypeError named ttest_rel/wilcoxon, and query_diff passed unknown keywords to
+    evaluate: both are UnknownOptionErrors naming the function called (issue #22)."""
+    from searcheval_frames.errors import UnknownOptionError
+
+    with pytest.raises(UnknownOptionError, match=r"compare\(test_options\['zero_mthod'\]"):
+        sef.compare(_per_query(), test="wilcoxon", test_options={"zero_mthod": "pratt"})
+    sef.compare(_per_query(), test="wilcoxon", test_options={"zero_method": "pratt"})
+    with pytest.raises(UnknownOptionError, match=r"query_diff\(relevence_level=2\)"):
+        sef.query_diff(RUN, QRELS, measure="P@1", relevence_level=2)

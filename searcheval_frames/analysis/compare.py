@@ -30,6 +30,7 @@ from typing import Any, Literal
 import numpy as np
 import polars as pl
 
+from ..core.evaluate import check_evaluate_options
 from ..errors import IdMismatchError
 from ..frames import Kind, to_native
 from ..options import check_choice, check_float, check_int
@@ -390,6 +391,8 @@ def compare(
                 what="the confidence level", example="ci=0.95")
     check_int("compare", "n_resamples", n_resamples, minimum=1, example="n_resamples=10000")
     check_float("compare", "tie_tolerance", tie_tolerance, minimum=0, example="tie_tolerance=1e-9")
+    check_evaluate_options("compare", evaluate_options, own=compare,  # (both input paths)
+                           test=(test, test_options))
     if seed is not None:
         _st.pair_rng(seed)  # validates
     if unjudged is not None:  # per-query values with holes counted one way

@@ -13,6 +13,7 @@ from typing import Any, Literal
 
 import polars as pl
 
+from ..core.evaluate import check_evaluate_options
 from ..errors import SearchEvalError
 from ..frames import input_kind, to_native
 from ..options import check_choice, check_float
@@ -158,6 +159,7 @@ def query_diff(
     >>> d.select("query_id", "delta", "outcome").rows()
     [('2', -0.2, 'loss'), ('3', 0.0, 'tie'), ('1', 0.39999999999999997, 'win')]
     """
+    check_evaluate_options("query_diff", evaluate_options, own=query_diff)  # (issue #22)
     missing = check_choice("query_diff", "missing", missing, ("zero", "skip", "error"))
     tie_tolerance = check_float("query_diff", "tie_tolerance", tie_tolerance, minimum=0.0,
                                 example="tie_tolerance=1e-9")

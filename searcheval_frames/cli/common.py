@@ -30,6 +30,13 @@ def _one_line(exc: BaseException) -> str:
     return " ".join(str(exc).split())
 
 
+def os_error_line(exc: OSError) -> str:
+    """An OSError that escaped the readers and writers as one line naming the file."""
+    where = f"{exc.filename}: " if exc.filename else ""
+    reason = exc.strerror or str(exc) or type(exc).__name__
+    return f"{where}{reason} ({type(exc).__name__}); check the path and its permissions"
+
+
 def _read_runs(
     paths: Sequence[str], name_from: str, qrels: pl.DataFrame
 ) -> tuple[pl.DataFrame, Blocks | None]:

@@ -27,7 +27,7 @@ from typing import TYPE_CHECKING, Any, TextIO
 import polars as pl
 
 from ..errors import SearchEvalError
-from .common import EXIT_INPUT, EXIT_OK, EXIT_USAGE, _one_line, _read_runs
+from .common import EXIT_INPUT, EXIT_OK, EXIT_USAGE, _one_line, _read_runs, os_error_line
 
 if TYPE_CHECKING:
     pass
@@ -318,6 +318,10 @@ def main(argv: Sequence[str] | None = None) -> int:
         from .report import main as report_main
 
         return report_main(argv[1:])
+    if argv[:1] == ["check"]:  # `searcheval check QRELS RUN...`: findings before numbers
+        from .check import main as check_main
+
+        return check_main(argv[1:])
     parser = build_parser()
     try:
         args = parser.parse_args(argv)
@@ -350,3 +354,6 @@ def main(argv: Sequence[str] | None = None) -> int:
         return EXIT_INPUT
     except BrokenPipeError:  # `searcheval ... | head`
         return EXIT_OK
+    except OSError as exc:  # any other OSError (permission denied, a full disk ...)
+        print(f"searcheval: error: {os_error_line(exc)}", file=sys.stderr)
+        return EXIT_INPUT

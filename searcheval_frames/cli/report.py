@@ -199,3 +199,8 @@ def main(argv: Sequence[str]) -> int:
         return EXIT_INPUT
     except BrokenPipeError:
         return EXIT_OK
+    except OSError as exc:  # any other OSError: one line too (issue #22)
+        from .common import os_error_line
+
+        print(f"searcheval report: error: {os_error_line(exc)}", file=sys.stderr)
+        return EXIT_INPUT

@@ -41,15 +41,18 @@ from ..frames import (
     run_frame,
     to_native,
 )
+from ..frames.hazards import plan_failed
 from ..measures import Context, Measure, parse_measures
 from ..measures.ndcg import gain_expr
-from ..options import check_bool, check_choice, check_int, check_optional_int
+from ..options import check_bool, check_choice, check_int, check_known, check_optional_int
 from .partitioned import RunScan, part_table, scan_run
 from .plan import _query_table, query_plan
 from .ranking import RankedJudged, Strategy, rank_judged
 from .results import _as_given, finish, pivot
+from .ties import TIES, given_order, tie_broken, with_bounds
 
-__all__ = ["evaluate", "evaluate_frames", "finish", "per_query_values", "pivot"]
+__all__ = ["check_evaluate_options", "evaluate", "evaluate_frames", "finish", "per_query_values",
+           "pivot"]
 
 KEYS = ["run", "query_id"]
 COMPATS = ("trec_eval-10", "trec_eval-9")
@@ -71,6 +74,7 @@ def evaluate(
     strategy: Strategy = "auto",
     queries: Any = None,
     by: Any = None,
+    ties: Literal["trec_eval", "given_order", "bounds"] = "trec_eval",
 ) -> Any:
     """Evaluate one or many runs against relevance labels.
 
@@ -116,12 +120,19 @@ def evaluate(
         columns and ``n_queries``: ``run, <by>, measure, n_queries, value``, each
         value equal to evaluating the queries of that slice alone; with
         ``per_query=True`` each query row carries its slice.
+    ties
+        How documents with equal scores are ordered (:mod:`searcheval_frames.core.ties`):
+        ``"trec_eval"`` (by ``doc_id`` descending, trec_eval's numbers), ``"given_order"``
+        (the run's ``rank`` column, else its row order, as ranx) or ``"bounds"`` (adds
+        the pessimistic and optimistic values over all orders of the ties: ``low``,
+        ``high`` and ``tie_spread = high - low``).
 
     Returns
     -------
     DataFrame
         ``per_query=True``: ``run, query_id, measure, value``; otherwise
-        ``run, measure, value``. Same kind as ``run`` (pandas in → pandas out).
+        ``run, measure, value``; with ``ties="bounds"`` also ``low, high, tie_spread``.
+        Same kind as ``run`` (pandas in → pandas out).
 
     Examples
     --------
@@ -136,6 +147,8 @@ def evaluate(
     """
     _check_options(relevance_level, missing, depth, compat, names,
                    judged_only=judged_only, per_query=per_query, strategy=strategy)
+    check_choice("evaluate", "ties", ties, TIES,
+                 example="ties='bounds' to see how much ties could move each value")
     if by is not None or queries is not None:  # slices: per query, then per slice
         return _evaluate_by(dict(locals()))  # every option (a new one too) passes through
     kind = input_kind(run)
@@ -145,8 +158,17 @@ def evaluate(
     qrels_df = _qrels_from(qrels, columns, subtopics=any(_by_subtopic(m) for m in ms))
     options: dict[str, Any] = {"relevance_level": relevance_level, "depth": depth,
                                "judged_only": judged_only, "compat": compat, "strategy": strategy}
-    scan = scan_run(run, columns)  # a lazy or Parquet run too big to collect at once
-    if scan is not None:
+    try:
+        scan = scan_run(run, columns) if ties == "trec_eval" else None  # (too big to collect)
+    except pl.exceptions.PolarsError as exc:
+        if not isinstance(run, pl.LazyFrame):
+            raise
+        raise plan_failed(exc, "run") from exc
+    if ties != "trec_eval":
+        run_df, _ = _run_from(run, _flat_qrels(qrels_df), columns)
+        result = _evaluate_ties(run_df, qrels_df, ms, ties, per_query=per_query,
+                                missing=missing, **options)
+    elif scan is not None:
         result = _evaluate_parts(scan, qrels_df, ms, per_query=per_query, missing=missing,
                                  **options)
     else:
@@ -175,6 +197,49 @@ def _evaluate_by(args: dict[str, Any]) -> Any:
     long = long.collect() if isinstance(long, pl.LazyFrame) else long
     out = attach_slices(long, keys) if per_query else evaluate_by(long, keys)
     return to_native(out, input_kind(run))
+def check_evaluate_options(func: str, options: Mapping[str, Any], own: Any = None,
+                           test: tuple[str, Mapping[str, Any] | None] | None = None) -> None:
+    """Unknown keyword arguments that ``func`` passes on to :func:`evaluate` raise one
+    :class:`~searcheval_frames.errors.UnknownOptionError` naming ``func`` (not evaluate,
+    which the caller did not call); ``own``: ``func`` itself, whose options are listed too.
+    ``test``: the name of a paired test and its ``test_options``, checked against the
+    scipy function that takes them (``t``: ``ttest_rel``, ``wilcoxon``: ``wilcoxon``).
+
+    >>> check_evaluate_options("compare", {"relevance_level": 2})
+    """
+    import inspect
+
+    if test is not None and test[1] and test[0] in ("t", "wilcoxon"):
+        from scipy import stats
+
+        fn = stats.ttest_rel if test[0] == "t" else stats.wilcoxon
+        check_known(func, {f"test_options[{k!r}]": v for k, v in test[1].items()},
+                    [f"test_options[{p!r}]" for p in inspect.signature(fn).parameters
+                     if p not in ("x", "y", "a", "b", "alternative")],
+                    where=f"of scipy.stats.{fn.__name__}")
+    if not options:
+        return
+    allowed = set(inspect.signature(evaluate).parameters) - {
+        "run", "qrels", "measures", "per_query", "missing"}
+    if own is not None:
+        allowed |= set(inspect.signature(own).parameters) - {"evaluate_options"}
+    check_known(func, options, allowed, where=f"of {func} and, with qrels=, of evaluate")
+
+
+def _evaluate_ties(
+    run: pl.DataFrame, qrels: pl.DataFrame, measures: list[Measure], ties: str,
+    **options: Any,
+) -> pl.DataFrame:
+    """:func:`evaluate_frames` with ties broken by the run's order, or with bounds."""
+    if ties == "given_order":
+        return evaluate_frames(given_order(run), qrels, measures, **options)
+    value = evaluate_frames(run, qrels, measures, **options)
+    with warnings.catch_warnings():  # (the same warnings as for the value)
+        warnings.simplefilter("ignore")
+        flat = _flat_qrels(qrels)
+        low, high = (evaluate_frames(tie_broken(run, flat, optimistic=o), qrels, measures,
+                                     **options) for o in (False, True))
+    return with_bounds(value, low, high)
 
 
 def _run_from(

@@ -45,6 +45,7 @@ from .blocks import (  # noqa: F401
     run_checks,
 )
 from .checked import checked_blocks
+from .hazards import ambiguous_columns, float_ids, nested_hint, padded_ids
 from .kinds import Kind, _to_polars, input_kind, is_path, to_native  # noqa: F401
 
 __all__ = [
@@ -131,6 +132,7 @@ def _resolve_columns(
             f"{df.columns}. Recognised names for {missing[0]!r}: "
             f"{', '.join(ALIASES[missing[0]])}. {how_to_fix}"
         )
+    ambiguous_columns(df, found, ALIASES, columns, arg)
     return found
 
 
@@ -153,9 +155,11 @@ def _ids_to_str(df: pl.DataFrame, col: str, arg: str, user_col: str) -> pl.DataF
                 f"{arg}: column {user_col!r} holds non-integral float ids:\n"
                 f"{format_rows(bad)}\nIds must be strings or integers; cast the column."
             )
+        float_ids(df, col, arg, user_col)
         return df.with_columns(pl.col(col).cast(pl.Int64).cast(pl.String))
     raise SearchEvalError(
         f"{arg}: column {user_col!r} has type {dtype}; ids must be strings or integers."
+        + nested_hint(dtype, user_col)
     )
 
 
@@ -259,7 +263,7 @@ def _run_frame(
         if len(rank_cols) > 1:
             parts = [p.drop("rank", strict=False) for p in parts]
         df = pl.concat(parts, how="vertical_relaxed")
-        return df, (_validate_run(df, arg) if validate else None)
+        return df, (_checked_run(df, arg) if validate else None)
 
     if columns is None and isinstance(run, pl.DataFrame):
         known, blocks = checked_blocks(run)  # read and checked by sef.read_run
@@ -298,7 +302,16 @@ def _run_frame(
         df = df.with_columns((-pl.col("rank").cast(pl.Float64)).alias("score"))
     cols = ["run", "query_id", "doc_id", "score"] + (["rank"] if "rank" in found else [])
     df = df.select(cols)
-    return df, (_validate_run(df, arg, found) if validate else None)
+    return df, (_checked_run(df, arg, found) if validate else None)
+
+
+def _checked_run(df: pl.DataFrame, arg: str, found: Mapping[str, str] | None = None
+                 ) -> Blocks | None:
+    """:func:`_validate_run` and the padded-id check (query ids once a block when known)."""
+    padded_ids(df, ("doc_id",), arg, found)
+    blocks = _validate_run(df, arg, found)
+    padded_ids(df if blocks is None else blocks.keys, ("query_id",), arg, found)
+    return blocks
 
 
 def _numeric(df: pl.DataFrame, col: str, arg: str, user_col: str, dtype: Any) -> pl.Expr:
@@ -314,7 +327,8 @@ def _numeric(df: pl.DataFrame, col: str, arg: str, user_col: str, dtype: Any) ->
                 f"{format_rows(bad)}\nFix or drop those rows."
             )
         return pl.col(col).str.strip_chars().cast(pl.Float64).cast(dtype)
-    raise InvalidScoreError(f"{arg}: column {user_col!r} has type {src}; it must be numeric.")
+    raise InvalidScoreError(f"{arg}: column {user_col!r} has type {src}; it must be numeric."
+                            + nested_hint(src, user_col))
 
 
 def _validate_run(
@@ -414,6 +428,7 @@ def qrels_frame(
             df = _ids_to_str(df, c, arg, found[c])
     df = df.with_columns(_relevance(df, arg, found["relevance"]))
     if validate:
+        padded_ids(df, ("query_id", "doc_id"), arg, found)
         key = ["query_id", "doc_id"] + (["subtopic"] if "subtopic" in found else [])
         dup = _duplicates(df, key)
         if dup.height:
@@ -444,6 +459,7 @@ def _relevance(df: pl.DataFrame, arg: str, user_col: str) -> pl.Series:
         raise InvalidRelevanceError(
             f"{arg}: column {user_col!r} has type {src}; relevance must be integers "
             "(0 = not relevant, 1, 2, ... graded; negative = judged but unusable)."
+            + nested_hint(src, user_col)
         )
     bad = df.filter(vals.to_series().is_null())
     if bad.height:

@@ -14,7 +14,8 @@ from typing import Any, Literal
 
 import polars as pl
 
-from ..errors import SearchEvalError
+from ..errors import AmbiguousColumnError, SearchEvalError
+from .hazards import collect, pandas_frame
 
 
 # --------------------------------------------------------------------------- kinds
@@ -83,12 +84,12 @@ def _to_polars(obj: Any, arg: str) -> pl.DataFrame:
     if isinstance(obj, pl.DataFrame):
         return obj
     if isinstance(obj, pl.LazyFrame):
-        return obj.collect()
+        return collect(obj, arg)
     mod = type(obj).__module__.split(".")[0]
     if mod == "pandas":
         import pandas as pd
 
-        df = obj
+        df = pandas_frame(obj, arg)
         if not isinstance(df.index, pd.RangeIndex) and any(
             name is not None for name in df.index.names
         ):
@@ -103,6 +104,12 @@ def _to_polars(obj: Any, arg: str) -> pl.DataFrame:
             df = df.assign(**fixed)
         return pl.from_pandas(df)
     if mod == "pyarrow":
+        names = list(getattr(obj, "column_names", []))
+        if len(names) != len(set(names)):
+            raise AmbiguousColumnError(
+                f"{arg}: the pyarrow table has duplicate column names "
+                f"{sorted({n for n in names if names.count(n) > 1})}; rename or drop the "
+                "copies, e.g. table.rename_columns([...]) or table.drop_columns([...]).")
         out = pl.from_arrow(obj)
         if isinstance(out, pl.Series):
             raise SearchEvalError(f"{arg}: expected a table, got a pyarrow array")

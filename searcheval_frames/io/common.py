@@ -17,7 +17,7 @@ from typing import Any, Literal
 import polars as pl
 
 from .. import frames
-from ..errors import FileFormatError, MissingColumnError, SearchEvalError
+from ..errors import FileAccessError, FileFormatError, MissingColumnError, SearchEvalError
 
 PathLike = str | os.PathLike[str]
 Backend = Literal["polars", "pandas"]
@@ -54,6 +54,8 @@ def _read_bytes(path: Path) -> bytes:
         ) from None
     except IsADirectoryError:
         raise SearchEvalError(f"{path}: is a folder, not a file; give the file inside it") from None
+    except OSError as exc:
+        raise access_error(exc, path, "read") from None
     if data[:2] == b"\x1f\x8b":
         try:
             data = gzip.decompress(data)
@@ -62,7 +64,32 @@ def _read_bytes(path: Path) -> bytes:
                 f"gzip data is corrupt ({exc})", path=str(path),
                 hint="re-download or re-compress the file",
             ) from None
-    return data[3:] if data[:3] == _BOM else data
+    data = data[3:] if data[:3] == _BOM else data
+    if data[:4] != b"PAR1" and _utf16(data):  # (ASCII as UTF-16 without a BOM is valid UTF-8)
+        no = data[: data.index(b"\x00")].count(b"\n") + 1 if b"\x00" in data else 1
+        line = data.split(b"\n")[no - 1].decode("utf-8", errors="replace")
+        raise FileFormatError("the file is UTF-16, not UTF-8 text", path=str(path),
+                              line_no=no, line=line, hint=encoding_hint(data))
+    return data
+
+
+def _utf16(data: bytes) -> bool:
+    """A UTF-16 byte order mark, or NUL bytes in a quarter of the first 4 KiB or more
+    (ASCII text in UTF-16 is every other byte NUL)."""
+    head = data[:4096]
+    return head[:2] in (b"\xff\xfe", b"\xfe\xff") or (
+        bool(head) and head.count(0) * 4 >= len(head))
+
+
+def encoding_hint(data: bytes) -> str:
+    """How to convert a file that is not UTF-8: UTF-16 (a byte order mark or NUL bytes
+    between ASCII characters) needs ``iconv -f utf-16``, not the latin1 of most others."""
+    if _utf16(data):
+        return ("the file is UTF-16 (as Windows tools write it), not UTF-8: convert it with "
+                "`iconv -f utf-16 -t utf-8 in > out` (PowerShell: "
+                "`Get-Content in | Set-Content -Encoding utf8 out`)")
+    return ("convert it with `iconv -f latin1 -t utf-8` (or the file is binary: "
+            "pass format='parquet' for Parquet)")
 
 
 def _check_file(path: Path) -> None:
@@ -72,6 +99,27 @@ def _check_file(path: Path) -> None:
         )
     if path.is_dir():
         raise SearchEvalError(f"{path}: is a folder, not a file; give the file inside it")
+    try:
+        with open(path, "rb") as fh:
+            fh.read(1)
+    except OSError as exc:
+        raise access_error(exc, path, "read") from None
+
+
+def access_error(exc: OSError, path: PathLike, doing: str) -> FileAccessError:
+    """An OSError met while reading or writing ``path`` as a :class:`FileAccessError`
+    that names ``path`` (not a temporary file) and says what to do."""
+    reason = exc.strerror or str(exc) or type(exc).__name__
+    if isinstance(exc, PermissionError):
+        fix = (f"you may not {doing} it: check its permissions (ls -l) and owner, or "
+               f"{doing} another path")
+    elif isinstance(exc, IsADirectoryError):
+        fix = "it is a folder, not a file; give the file inside it"
+    elif isinstance(exc, FileNotFoundError):
+        fix = f"check the path (relative paths start at {Path.cwd()})"
+    else:
+        fix = "check the path, the disk and the file system"
+    return FileAccessError(f"{path}: cannot {doing} the file ({reason}); {fix}", path=str(path))
 
 
 def _head_text(path: Path, n: int = 65536) -> str:

@@ -9,7 +9,7 @@ import polars as pl
 
 from .. import frames
 from ..errors import FileFormatError
-from .common import _MAX_REPORTED
+from .common import _MAX_REPORTED, encoding_hint
 
 
 def _lines(data: bytes, path: Path) -> pl.DataFrame:
@@ -46,8 +46,7 @@ def _lines(data: bytes, path: Path) -> pl.DataFrame:
         bad = _first_non_utf8_line(data)
         raise FileFormatError(
             "the file is not UTF-8 text", path=str(path), line_no=bad[0], line=bad[1],
-            hint="convert it with `iconv -f latin1 -t utf-8` (or the file is binary: "
-                 "pass format='parquet' for Parquet)",
+            hint=encoding_hint(data),
         ) from None
     text = pl.Series("text", arr).str.strip_suffix("\n").str.strip_suffix("\r")
     return pl.DataFrame({"line_no": pl.int_range(1, n + 1, eager=True), "text": text})
@@ -61,8 +60,7 @@ def _check_utf8(data: bytes, path: Path) -> None:
         no, line = _first_non_utf8_line(data)
         raise FileFormatError(
             "the file is not UTF-8 text", path=str(path), line_no=no, line=line,
-            hint="convert it with `iconv -f latin1 -t utf-8` (or the file is binary: "
-                 "pass format='parquet' for Parquet)",
+            hint=encoding_hint(data),
         ) from None
 
 

@@ -15,6 +15,7 @@ import polars as pl
 
 from .. import frames
 from ..errors import EmptyInputError, FileFormatError, MissingColumnError
+from ..frames.hazards import nested_hint
 from .common import _as_str, _check_file, _find, _read_bytes
 from .lines import _check_utf8, _dup_problems, _is_number, _lines, _Problems, _to_int
 
@@ -153,6 +154,11 @@ def _found_columns(df: pl.DataFrame, path: Path, fmt: str, kind: str,
             f"{', '.join(frames.ALIASES[missing[0]])}. Rename the column or pass "
             f"columns={{{missing[0]!r}: 'your_column'}}"
         )
+    for canon, col in found.items():  # list/struct columns (Parquet, JSON) cannot be cast
+        if df.schema[col].is_nested():
+            raise FileFormatError(
+                f"column {col!r} (the {canon}) has type {df.schema[col]}, not one value per "
+                "row", path=str(path), hint=nested_hint(df.schema[col], col).strip())
     return found
 
 

@@ -34,6 +34,7 @@ def _exact_trec_run(path: Path, data: bytes) -> pl.DataFrame:
             probs.add(five, "wrong number of fields: 5 fields (no run tag) while other lines "
                             "have 6 or more; add the tag")
         ok = df.filter((pl.col("nf") >= 6) | ((pl.col("nf") == 5) & (five.height == df.height)))
+        _joined_lines(ok, probs)
         probs.add(ok.filter(~_is_number("f4")), pl.format(
             "the score {} is not a number (fields: qid iter docno rank score tag)",
             pl.col("f4")))
@@ -55,6 +56,31 @@ def _exact_trec_run(path: Path, data: bytes) -> pl.DataFrame:
         pl.col("f4").str.strip_chars().cast(pl.Float64).alias("score"),
         pl.col("f5").alias("tag"),
     )
+
+
+#: Text after the run tag that is another result line, ``[qid] iter docno rank score``
+#: (the qid is glued to the tag when the line break was lost without a space).
+_RESULT_AFTER_TAG = r"^(\S+ )?\S+ \S+ [+-]?\d+ [+-]?(\d+\.?\d*|\.\d+)([eE][+-]?\d+)?( |$)"
+
+
+def _joined_lines(ok: pl.DataFrame, probs: _Problems) -> None:
+    """Report lines holding more than one result: text after the tag is tolerated (trec_eval
+    ignores it; its own test runs have some), but not a lone carriage return (a file with
+    CR line ends, or a line end lost) nor a second result line (a lost line break), whose
+    documents would be silently dropped."""
+    extra = ok.filter(pl.col("nf") > 6)
+    if not extra.height:
+        return
+    probs.add(extra.filter(pl.col("text").str.contains("\r", literal=True)),
+              "a carriage return (CR) inside the line: the file has old Mac (CR) line ends "
+              "or lost a line break, so several results share one line; convert the line "
+              "ends, e.g. `tr '\\r' '\\n' < in.run > out.run`")
+    rest = extra.filter(~pl.col("text").str.contains("\r", literal=True)).with_columns(
+        pl.col("text").str.strip_chars().str.replace_all(r"\s+", " ").str.splitn(" ", 7)
+        .struct.field("field_6").alias("_after"))
+    probs.add(rest.filter(pl.col("_after").str.contains(_RESULT_AFTER_TAG)),
+              "two result lines joined (a line break was lost): the text after the run tag "
+              "is another result (qid iter docno rank score ...); put it on its own line")
 
 
 def _read_trec_run(

@@ -96,13 +96,17 @@ def _polars_trec_run(
     checked for whitespace. Only when some line is not like that, the file is
     parsed again with its tags (several runs in one file, or the exact reader).
     """
-    schema = {n: pl.String for n in _RUN_NAMES} | {"rank": pl.Int64, "score": pl.Float64}
+    # a seventh column: text after the tag (or a second result on the line, issue #22)
+    # sends the file to the exact reader; polars' batched reader drops fields past the last
+    schema = ({n: pl.String for n in _RUN_NAMES} | {"rank": pl.Int64, "score": pl.Float64}
+              | {"_extra": pl.String})
     cols = ["query_id", "doc_id", *(["rank"] if rank else []), "score"]
     tag0 = _first_tag(head) if sep == " " else None
     judged = (mark.select(_PAIR_HASH).to_series().unique().implode()
               if mark is not None else None)
     try:
-        lf = pl.scan_csv(path, separator=sep, has_header=False, schema=schema, quote_char=None)
+        lf = pl.scan_csv(path, separator=sep, has_header=False, schema=schema, quote_char=None,
+                         missing_columns="insert")  # (_extra: null on 6-field lines)
         plain = None
         if tag0 is not None and hasattr(lf, "collect_batches"):
             with ThreadPoolExecutor(1) as pool:
@@ -122,7 +126,8 @@ def _polars_trec_run(
                 return done[0], True, done[1]
         if plain is None:
             plain = sep == " " and _only_spaces(path)
-        return lf.select(*cols, "tag", *([] if plain else ["iter"])).collect(), False, None
+        return (lf.select(*cols, "tag", "_extra", *([] if plain else ["iter"])).collect(),
+                False, None)
     except (pl.exceptions.PolarsError, OSError, UnicodeDecodeError, _NotClean):
         return None
 
@@ -135,6 +140,7 @@ def _checked(
     whitespace), ``_h`` (hash of the (query, doc) pair) and ``_m`` (the pair may be judged).
     """
     ok = ((pl.col("tag") == tag0) & ~pl.col("query_id").str.starts_with("#")
+          & pl.col("_extra").is_null()
           & pl.col("score").is_finite())
     check = [ok.fill_null(False).alias("_ok")]
     if not plain:  # ids with other whitespace: the exact reader splits them
@@ -292,6 +298,10 @@ def _clean_fast_run(df: pl.DataFrame) -> tuple[pl.DataFrame, frames.Blocks | Non
     """
     if df.height == 0:
         return None
+    if "_extra" in df.columns:  # text after the tag (or a second result): the exact reader
+        if df.get_column("_extra").is_not_null().any():
+            return None
+        df = df.drop("_extra")
     plain = "iter" not in df.columns
     checks = [pl.col("query_id").str.starts_with("#").any(),
               ~pl.col("score").is_finite().all(),

@@ -25,6 +25,7 @@ from .common import (
     _check_format,
     _ext,
     _find,
+    access_error,
 )
 
 
@@ -34,7 +35,10 @@ def _atomic_write(path: Path, payload: Callable[[Any], None], *, binary: bool = 
     folder = path.parent if str(path.parent) else Path(".")
     if not folder.exists():
         raise SearchEvalError(f"{path}: the folder {folder} does not exist; create it first")
-    fd, tmp = tempfile.mkstemp(dir=folder, prefix=f".{path.name}.", suffix=".tmp")
+    try:
+        fd, tmp = tempfile.mkstemp(dir=folder, prefix=f".{path.name}.", suffix=".tmp")
+    except OSError as exc:  # name the target, not the temporary file
+        raise access_error(exc, path, "write") from None
     try:
         with os.fdopen(fd, "wb") as fh:
             if path.name.lower().endswith(".gz"):
@@ -45,9 +49,11 @@ def _atomic_write(path: Path, payload: Callable[[Any], None], *, binary: bool = 
             fh.flush()
             os.fsync(fh.fileno())
         os.replace(tmp, path)
-    except BaseException:
+    except BaseException as exc:
         with contextlib.suppress(OSError):
             os.unlink(tmp)
+        if isinstance(exc, OSError):  # name the target, not the temporary file
+            raise access_error(exc, path, "write") from None
         raise
 
 

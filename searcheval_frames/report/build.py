@@ -93,6 +93,7 @@ class ReportData:
     sections: list[Any] = field(default_factory=list)  # extra sections (report/judges.py)
     relevance_level: int = 1  # minimum label counted relevant by the binary measures
     labels: list[int] = field(default_factory=list)  # the distinct labels of the qrels
+    check: list[str] = field(default_factory=list)  # sef.check's banner (issue #22)
 
 
 def _render(ax: Any, name: str, title: str, caption: str, tmp: Path) -> Figure:
@@ -322,6 +323,11 @@ def build(runs: Any, qrels: Any, **options: Any) -> ReportData:
                                    n_resamples=o["n_resamples"], seed=o["seed"]))
         figures += [slices.figure] if slices.figure is not None else []
 
+    from .checks import banner, tie_note  # sef.check's banner; ties moving the headline
+
+    notes += [n for n in [tie_note(run_df, qrels_df, focus, [base, run],
+                                   relevance_level=o["relevance_level"])] if n]
+    check_lines = banner(run_df, qrels_df, measures, o["relevance_level"])
     inputs = (describe_input(runs, run_df, "run") + describe_input(qrels, qrels_df, "qrels")
               + describe_input(o["queries"], queries, "queries")
               + describe_input(o["docs"], docs, "docs"))
@@ -338,7 +344,7 @@ def build(runs: Any, qrels: Any, **options: Any) -> ReportData:
         notes=notes, provenance=provenance(inputs, shown, o.get("command")), timings=times,
         n_queries=int(cmp.means.get_column("n_queries").max() or 0),  # type: ignore[arg-type]
         min_judged=o["min_judged"], digits=o["digits"], power=power_note, slices=slices,
-        relevance_level=o["relevance_level"],
+        relevance_level=o["relevance_level"], check=check_lines,
         labels=sorted(int(v) for v in qrels_df.get_column("relevance").unique().to_list()),
     )
 

@@ -198,6 +198,7 @@ def fragment(data: ReportData) -> str:
         '<div class="sef-report">',
         f"<h1>{_e(data.title)}</h1>",
         f'<p class="meta">{meta}</p>',
+        _check_banner(data),
         '<section id="verdicts"><h2>Verdict</h2>',
         f'<p class="headline">{_e(data.headline)}</p>',
         f'<p class="relevance" id="relevance">{_e(relevance_note(data))}</p>',
@@ -220,6 +221,15 @@ def fragment(data: ReportData) -> str:
         "</div>",
     ]
     return "".join(parts)
+
+
+def _check_banner(data: ReportData) -> str:
+    """sef.check's findings on the inputs, above everything else (issue #22)."""
+    if not data.check:
+        return ""
+    items = "".join(f"<li>{_e(line)}</li>" for line in data.check[1:])
+    return (f'<div class="warn" id="check-banner"><b>⚠ {_e(data.check[0])}</b>'
+            f"<ul>{items}</ul></div>")
 
 
 def page(data: ReportData) -> str:

@@ -48,6 +48,7 @@ def markdown(data: ReportData, figures_dir: str = "figures") -> str:
              f"Baseline (before): **{run_names(data)[data.baseline]}** · after: "
              f"**{run_names(data)[data.run]}** · "
              f"{data.n_queries} queries · measures {', '.join(data.measures)}", "",
+             *[f"> ⚠ {line}" for line in data.check], *([""] if data.check else []),
              "## Verdict", "", f"**{data.headline}**", "", f"*{relevance_note(data)}*", ""]
     lines += [f"- {s}" for _, s in data.verdicts]
     if data.power:

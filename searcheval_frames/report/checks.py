@@ -1,0 +1,60 @@
+"""The report's data banner: sef.check's findings, and a note when ties move a headline mean.
+
+:func:`banner` runs :func:`~searcheval_frames.check` on the report's inputs and returns one
+summary line plus one line per error or warning; :func:`tie_note` evaluates the two runs
+the report is about with ``ties="bounds"`` and says so when the mean of the focus measure
+could move by more than :data:`TIE_THRESHOLD` with another order of tied documents.
+
+>>> import polars as pl
+>>> run = pl.DataFrame({"run": ["a", "a", "b", "b"], "query_id": "q1",
+...                     "doc_id": ["d1", "d2", "d1", "d2"], "score": [1.0, 1.0, 2.0, 1.0]})
+>>> qrels = pl.DataFrame({"query_id": ["q1"], "doc_id": ["d1"], "relevance": [1]})
+>>> tie_note(run, qrels, "RR", ["a", "b"], relevance_level=1)[:40]
+'Ties move a headline mean: a scores RR ='
+"""
+
+from __future__ import annotations
+
+import warnings
+from typing import Any
+
+import polars as pl
+
+from ..analysis.check import check
+from ..core.evaluate import evaluate
+
+__all__ = ["TIE_THRESHOLD", "banner", "tie_note"]
+
+#: How far (absolute) the mean of the focus measure may move with the order of ties
+#: before the report says so.
+TIE_THRESHOLD = 0.005
+
+
+def banner(run: pl.DataFrame, qrels: pl.DataFrame, measures: Any,
+           relevance_level: int) -> list[str]:
+    """sef.check's summary line and its errors and warnings, one line each (empty when
+    it found nothing to warn about)."""
+    found = check(run, qrels, measures=measures, relevance_level=relevance_level)
+    rows = found.to_polars().filter(pl.col("severity") != "info")
+    if rows.height == 0:
+        return []
+    return [found.summary()] + [f"{r['code']}: {r['message']} Fix: {r['fix']}"
+                                for r in rows.iter_rows(named=True)]
+
+
+def tie_note(run: pl.DataFrame, qrels: pl.DataFrame, focus: str, runs: list[str], *,
+             relevance_level: int, threshold: float = TIE_THRESHOLD) -> str:
+    """A sentence when, for one of ``runs``, the mean of ``focus`` ranges over more than
+    ``threshold`` across the orders of tied documents; else ''."""
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore")
+        b = pl.DataFrame(evaluate(run.filter(pl.col("run").is_in(runs)), qrels, [focus],
+                                  relevance_level=relevance_level, ties="bounds"))
+    moved = b.filter(pl.col("tie_spread") > threshold)
+    if moved.height == 0:
+        return ""
+    parts = [f"{r['run']} scores {r['measure']} = {r['value']:.3f} with trec_eval's order "
+             f"of ties (by document id) but anywhere from {r['low']:.3f} to {r['high']:.3f} "
+             "over the orders of its tied documents" for r in moved.iter_rows(named=True)]
+    return ("Ties move a headline mean: " + "; ".join(parts)
+            + ". See evaluate(..., ties='bounds') or ties='given_order'.")
