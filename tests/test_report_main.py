@@ -451,23 +451,15 @@ def test_low_coverage_of_a_third_run_warns_without_bounds():
     assert 'id="coverage-warning"' in page and 'id="bounds-table"' not in page
 
 
-def test_auto_ci_method_is_bca_for_few_queries_and_t_for_many(monkeypatch):
-    """ci_method='auto': BCa on the example set (38 queries); Student t above the limit."""
-    import importlib
-
-    build_mod = importlib.import_module("searcheval_frames.report.build")
-
+def test_auto_ci_method_is_the_tests_own_interval():
+    """ci_method='auto': the interval that inverts the test (issue #26), for any size."""
     with warnings.catch_warnings():
         warnings.simplefilter("ignore")
-        few = sef.report(RUNS, QRELS, baseline="bm25", measures=["nDCG@10"], figures=False)
-        monkeypatch.setattr(build_mod, "AUTO_BCA_QUERIES", 10)
-        many = sef.report(RUNS, QRELS, baseline="bm25", measures=["nDCG@10"], figures=False)
-        bca = sef.compare(RUNS, baseline="bm25", qrels=QRELS, measures=["nDCG@10"])
-        t = sef.compare(RUNS, baseline="bm25", qrels=QRELS, measures=["nDCG@10"],
-                        ci_method="t")
+        rep = sef.report(RUNS, QRELS, baseline="bm25", measures=["nDCG@10"], figures=False)
+        own = sef.compare(RUNS, baseline="bm25", qrels=QRELS, measures=["nDCG@10"],
+                          ci_method="test")
     cols = ["ci_low", "ci_high"]
-    assert few.comparison.frame.select(cols).equals(pl.DataFrame(bca.frame).select(cols))
-    assert many.comparison.frame.select(cols).equals(pl.DataFrame(t.frame).select(cols))
+    assert rep.comparison.frame.select(cols).equals(pl.DataFrame(own.frame).select(cols))
 
 
 def test_report_says_how_large_a_change_its_queries_can_detect():

@@ -107,6 +107,7 @@ CI_METHODS: dict[str, str] = {
     "percentile": "percentile",
     "basic": "basic",
     "t": "t",
+    "test": "the test's own interval",
 }
 
 _ALTERNATIVES = ("two-sided", "greater", "less")
@@ -221,6 +222,11 @@ def progress(total: int, desc: str = "resampling", *, enabled: bool = True,
 def _tick() -> None:
     if _BARS:
         _BARS[-1].update(1)
+
+
+def tick() -> None:
+    """Advance the innermost :func:`progress` bar by one resampling call."""
+    _tick()
 
 
 def _rng_kwargs(func: Any, rng: np.random.Generator) -> dict[str, Any]:
@@ -405,6 +411,11 @@ def _bootstrap_ci(x: Any, y: Any, *, confidence: float, method: str, n_resamples
 
     x, y = _paired_arrays(x, y)
     method = canonical_ci_method(method)
+    if method == "test":
+        raise SearchEvalError(
+            "bootstrap_ci(method='test'): the test's own interval comes with its test; use "
+            "searcheval_frames.analysis.inference.paired_inference, or method='bca'"
+        )
     if not 0 < confidence < 1:
         raise SearchEvalError(f"ci={confidence!r}: the confidence level must be in (0, 1), e.g. 0.95")
     d = x - y

@@ -170,7 +170,8 @@ def _check(opts: dict[str, Any]) -> dict[str, Any]:
     return o
 
 
-#: ``ci_method="auto"``: BCa bootstrap up to this many queries, the Student t interval above
+#: Kept for callers of the former ``ci_method="auto"`` rule; "auto" is now the test's own
+#: interval (issue #26) whatever the number of queries.
 AUTO_BCA_QUERIES = 2_000
 
 
@@ -210,10 +211,9 @@ def build(runs: Any, qrels: Any, **options: Any) -> ReportData:
         t = time.perf_counter()
         n_pairs = (len(names) - 1) * len(measures)
         if o["ci_method"] == "auto":
-            # BCa where resampling is affordable; Student t beyond AUTO_BCA_QUERIES queries,
-            # where the mean of the differences is close to normal and BCa converges to it
-            n_q = qrels_df.get_column("query_id").n_unique()
-            o["ci_method"] = "bca" if n_q <= AUTO_BCA_QUERIES else "t"
+            # the interval that inverts the test, at the level matched to the correction, so
+            # the interval and the p-value cannot disagree (issue #26)
+            o["ci_method"] = "test"
         show = o["progress"] if o["progress"] is not None else True
         with _st.progress(2 * n_pairs, desc="report: tests and CIs", enabled=show):
             cmp = compare(per_query, baseline=base,
