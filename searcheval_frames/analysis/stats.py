@@ -219,14 +219,14 @@ def progress(total: int, desc: str = "resampling", *, enabled: bool = True,
             bar.close()
 
 
-def _tick() -> None:
+def _tick(n: int = 1) -> None:
     if _BARS:
-        _BARS[-1].update(1)
+        _BARS[-1].update(n)
 
 
-def tick() -> None:
-    """Advance the innermost :func:`progress` bar by one resampling call."""
-    _tick()
+def tick(n: int = 1) -> None:
+    """Advance the innermost :func:`progress` bar by ``n`` resampling calls."""
+    _tick(n)
 
 
 def _rng_kwargs(func: Any, rng: np.random.Generator) -> dict[str, Any]:

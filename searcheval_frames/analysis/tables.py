@@ -282,6 +282,8 @@ class Table:
         if row is None:
             return Cell("—")
         sig = bool(row["significant"])
+        if row.get("reason") and key in ("ci", "p_value", "p_adjusted"):
+            return Cell(f"cannot be tested ({row['reason']})" if key == "ci" else "—")
         if key == "delta":
             d = row["delta"]
             sign = 0 if _nan(d) or d == 0 else (1 if d > 0 else -1)
@@ -311,7 +313,8 @@ class Table:
         return {
             "mean": "mean",
             "delta": "Δ abs (rel)",
-            "ci": f"{self.ci:.0%} CI of Δ",
+            "ci": f"{self.ci:.0%} CI of Δ" + (
+                f" ({corr[self.correction]}-matched)" if self.correction != "none" else ""),
             "p_value": "p",
             "p_adjusted": (
                 f"p ({corr[self.correction]})" if self.correction != "none" else "p"
