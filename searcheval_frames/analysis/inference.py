@@ -54,8 +54,8 @@ from typing import Any, NamedTuple
 import numpy as np
 
 __all__ = [
-    "MIN_QUERIES",
     "INTERVAL_LABELS",
+    "MIN_QUERIES",
     "Inference",
     "degenerate_reason",
     "flip_means",

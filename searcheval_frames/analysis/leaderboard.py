@@ -26,7 +26,6 @@ from collections.abc import Mapping
 from typing import Any
 
 import numpy as np
-import polars as pl
 
 from ..errors import SearchEvalError
 from ..frames import Kind

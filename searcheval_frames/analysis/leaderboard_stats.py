@@ -68,14 +68,15 @@ def anova_two_way(X: np.ndarray, *, alpha: float = 0.05) -> dict[str, float]:
     }
 
 
-def tukey_hsd(X: np.ndarray, v_e: float, *, confidence: float = 0.95) -> tuple[np.ndarray,
-                                                                               float]:
+def tukey_hsd(X: np.ndarray, v_e: float, *, confidence: float = 0.95,
+              df: float | None = None) -> tuple[np.ndarray, float]:
     """Tukey HSD p-values (k x k) on the two-way residual variance, and the simultaneous
-    margin ``q_{conf}(k, (k−1)(n−1)) √(V_E/n)`` of every pairwise difference."""
+    margin ``q_{conf}(k, (k−1)(n−1)) √(V_E/n)`` of every pairwise difference (``df``
+    overrides the residual degrees of freedom, e.g. ``k(n−1)`` for a one-way design)."""
     from scipy import stats
 
     n, k = X.shape
-    df = (k - 1) * (n - 1)
+    df = (k - 1) * (n - 1) if df is None else df
     se = math.sqrt(v_e / n)
     m = X.mean(axis=0)
     diff = np.abs(m[:, None] - m[None, :]) / se
