@@ -200,10 +200,11 @@ def rank_bootstrap(X: np.ndarray, n_resamples: int, rng: np.random.Generator, *,
     n, k = X.shape
     ranks = np.empty((n_resamples, k), dtype=np.int32)
     block = max(1, _BATCH // (n + k))
-    p = np.full(n, 1.0 / n)
     for b0 in range(0, n_resamples, block):
         m = min(block, n_resamples - b0)
-        w = rng.multinomial(n, p, size=m).astype(np.float64)
+        # multinomial weights: how often each query is drawn (bincount beats multinomial)
+        draws = rng.integers(0, n, (m, n)) + (np.arange(m) * n)[:, None]
+        w = np.bincount(draws.ravel(), minlength=m * n).reshape(m, n).astype(np.float64)
         means = w @ X / n
         order = np.argsort(-means, axis=1, kind="stable")
         r = np.empty_like(order)
