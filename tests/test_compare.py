@@ -333,3 +333,62 @@ def test_notebook_02_compare_systems_executes():
     errors = [o for c in nb.cells if c.cell_type == "code" for o in c.outputs
               if o.output_type == "error"]
     assert not errors
+
+
+# --------------------------------------------------------------------------- issue 26
+def test_two_queries_from_0_to_1_cannot_be_tested_not_p_zero():
+    """The issue's case: P@1 goes 0 -> 1 on two queries. The t-test used to say p = 0 and
+    significant with CI [1, 1]; now p and the interval are NaN with a reason."""
+    pq = long_frame({"P@1": {"a": [0.0, 0.0], "b": [1.0, 1.0]}})
+    for test in ["t", "wilcoxon", "sign", "permutation"]:
+        with pytest.warns(UserWarning, match="cannot be tested"):
+            row = sef.compare(pq, baseline="a", test=test).to_polars().row(0, named=True)
+        assert math.isnan(row["p_value"]) and math.isnan(row["ci_low"]), test
+        assert not row["significant"] and row["reason"] == "too few queries"
+    one = long_frame({"P@1": {"a": [0.2], "b": [0.7]}})
+    with pytest.warns(UserWarning):
+        row = sef.compare(one, baseline="a").to_polars().row(0, named=True)
+    assert math.isnan(row["ci_low"]) and math.isnan(row["ci_high"])  # no zero-width CI
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore")
+        md = sef.compare(pq, baseline="a").to_markdown(layout="before_after",
+                                                        columns=["delta", "ci", "p_adjusted"])
+    assert "cannot be tested (too few queries)" in md
+
+
+@pytest.mark.parametrize("test", ["t", "permutation", "wilcoxon", "sign"])
+@pytest.mark.parametrize("correction", ["none", "holm", "bonferroni", "bh"])
+def test_compare_interval_excludes_zero_iff_adjusted_p_below_alpha(test, correction):
+    rng = np.random.default_rng(hash((test, correction)) % 2**32)
+    n = 40
+    runs = {"base": rng.random(n)}
+    for j, shift in enumerate([0.0, 0.05, 0.1, 0.15, 0.2, 0.3]):
+        runs[f"r{j}"] = np.clip(runs["base"] + shift + rng.normal(0, 0.25, n), 0, 1).round(1)
+    pq = long_frame({"m": {k: list(v) for k, v in runs.items()}})
+    fr = sef.compare(pq, baseline="base", test=test, correction=correction, seed=1,
+                     n_resamples=2000).to_polars()
+    agree = 0
+    for r in fr.iter_rows(named=True):
+        if min(abs(r["ci_low"]), abs(r["ci_high"])) < 1e-12:
+            continue  # 0 exactly on an end
+        excludes = r["ci_low"] > 0 or r["ci_high"] < 0
+        assert excludes == (r["p_adjusted"] <= 0.05), r
+        agree += 1
+    assert agree >= 4
+
+
+def test_compare_tukey_correction_is_the_leaderboards_tukey_hsd():
+    rng = np.random.default_rng(5)
+    vals = {f"s{j}": list(np.clip(rng.random(30) * 0.5 + 0.1 * j, 0, 1)) for j in range(4)}
+    pq = long_frame({"m": vals})
+    cmp = sef.compare(pq, baseline="s0", pairs="all", correction="tukey").to_polars()
+    lb = sef.leaderboard(pq, measure="m", test="tukey_hsd", seed=0)
+    ref = {frozenset((r["run_a"], r["run_b"])): r for r in lb._pairs.iter_rows(named=True)}
+    assert cmp.height == 6
+    for r in cmp.iter_rows(named=True):
+        o = ref[frozenset((r["run"], r["baseline"]))]
+        assert r["p_adjusted"] == pytest.approx(o["p_value"], rel=1e-9)
+        assert r["ci_high"] - r["ci_low"] == pytest.approx(o["ci_high"] - o["ci_low"])
+        assert r["significant"] == o["significant"]
+    assert "Tukey" in sef.compare(pq, baseline="s0", pairs="all",
+                                  correction="tukey").describe_method()

@@ -34,6 +34,7 @@ from ..errors import IdMismatchError
 from ..frames import Kind, to_native
 from ..options import check_choice, check_float, check_int
 from . import inference as _inf
+from . import leaderboard_stats as _ls
 from . import pairs as _pairs
 from . import stats as _st
 from .tables import Table
@@ -405,6 +406,7 @@ def compare(
 
     rows: list[dict[str, Any]] = []
     items: list[tuple[np.ndarray, np.random.Generator, np.random.Generator]] = []
+    tukey_rows: list[tuple[float, float, bool]] = []
     mean_rows: list[dict[str, Any]] = []
     opts = dict(test_options or {})
     for measure in measure_list:
@@ -424,6 +426,9 @@ def compare(
             mx, my = float(x.mean()), float(y.mean())
             delta = mx - my
             items.append((x - y, rng_test, rng_ci))
+            if correction == "tukey":  # all runs are one family (sef.leaderboard's code)
+                tukey_rows += _ls.tukey_for_pairs(np.column_stack([mat[r] for r in order]),
+                                                  order, [(run, base)], alpha=alpha, ci=ci)
             w, t, lo_count = _st.wins_ties_losses(x, y, tie_tolerance)
             rows.append(
                 {
@@ -452,7 +457,7 @@ def compare(
     )
     frame = _inf.fill_frame(frame, items, family=family, test=test, alternative=alternative,
                             correction=correction, alpha=alpha, ci=ci, ci_method=ci_method,
-                            n_resamples=n_resamples, options=opts)
+                            n_resamples=n_resamples, options=opts, tukey_rows=tukey_rows)
     means = pl.DataFrame(
         mean_rows,
         schema={"run": pl.String, "measure": pl.String, "n_queries": pl.Int64, "mean": pl.Float64},

@@ -151,7 +151,9 @@ def flip_means(d: np.ndarray, n_resamples: int, rng: np.random.Generator) -> tup
             sums[b0:b0 + k] = flips @ d
             counts[b0:b0 + k] = flips.sum(axis=1)
     keep = counts > 0
-    return sums[keep] / counts[keep], int((~keep).sum()), exact
+    t = sums[keep] / counts[keep]
+    t[np.abs(t) <= 1e-12 * max(1.0, float(np.abs(d).max()))] = 0.0  # float noise of Σ = 0
+    return t, int((~keep).sum()), exact
 
 
 def _perm(d: np.ndarray, alpha: float, alternative: str, n_resamples: int,
@@ -449,7 +451,18 @@ def fill_frame(frame: Any, items: list[tuple[np.ndarray, np.random.Generator,
         return frame
     fams = (["all"] * frame.height if family == "all"
             else frame.get_column("measure").to_list())
-    out = infer_family(items, fams, **kwargs)
+    tukey = kwargs["correction"] == "tukey"
+    rest = {key: v for key, v in kwargs.items() if key != "tukey_rows"}
+    out = infer_family(items, fams, **{**rest, "correction": "none" if tukey else
+                                       rest["correction"]})
+    if tukey:  # one family of all pairs of runs per measure: p, interval, verdict from HSD
+        tk = np.array(kwargs["tukey_rows"], dtype=np.float64).reshape(-1, 3)
+        delta = frame.get_column("delta").to_numpy()
+        ok = np.array([r is None for r in out["reason"]])
+        out["p_adjusted"] = np.where(ok, tk[:, 0], _NAN)
+        out["ci_low"] = np.where(ok, delta - tk[:, 1], _NAN)
+        out["ci_high"] = np.where(ok, delta + tk[:, 1], _NAN)
+        out["significant"] = ok & (tk[:, 2] > 0)
     frame = frame.with_columns(
         pl.Series("ci_low", out["ci_low"], dtype=pl.Float64),
         pl.Series("ci_high", out["ci_high"], dtype=pl.Float64),

@@ -33,7 +33,7 @@ from typing import Any
 import numpy as np
 
 __all__ = ["anova_two_way", "letters", "pairwise_family", "range_null", "rank_bootstrap",
-           "tukey_hsd"]
+           "tukey_for_pairs", "tukey_hsd"]
 
 _BATCH = 8_000_000  # elements per block
 
@@ -296,3 +296,25 @@ def pairwise_family(X: np.ndarray, test: str, *, alpha: float, ci: float, n_resa
     sig = (p <= alpha) & (np.abs(delta) > half)
     return {"i": iu, "j": ju, "delta": delta, "p": p, "half": half, "significant": sig,
             "anova": anova}
+
+
+def tukey_for_pairs(X: np.ndarray, columns: list[str], pairs: list[tuple[str, str]], *,
+                    alpha: float, ci: float) -> list[tuple[float, float, bool]]:
+    """Tukey HSD over all columns of ``X`` (one family), reported for ``pairs`` (run,
+    baseline): ``(p_adjusted, half-width of the simultaneous interval, significant)``.
+    This is ``compare(..., correction="tukey")``; the leaderboard uses the same
+    :func:`pairwise_family`. NaNs when the design cannot be tested."""
+    n, k = X.shape
+    if n < 3 or anova_two_way(X)["SS_E"] <= 1e-12 * max(1.0, float(np.abs(X).max())):
+        return [(math.nan, math.nan, False)] * len(pairs)
+    fam = pairwise_family(X, "tukey_hsd", alpha=alpha, ci=ci, n_resamples=1,
+                          rng=np.random.default_rng(0), progress=False)
+    idx = {c: j for j, c in enumerate(columns)}
+    found = {(int(i), int(j)): t for t, (i, j) in enumerate(zip(fam["i"], fam["j"],
+                                                                  strict=True))}
+    out = []
+    for a, b in pairs:
+        t = found[(min(idx[a], idx[b]), max(idx[a], idx[b]))]
+        out.append((float(fam["p"][t]), float(fam["half"][t]), bool(fam["significant"][t])))
+    return out
+

@@ -91,6 +91,8 @@ CORRECTIONS: dict[str, str] = {
     "by": "by",
     "fdr_by": "by",
     "benjamini-yekutieli": "by",
+    "tukey": "tukey",
+    "tukey-hsd": "tukey",
 }
 
 CORRECTION_LABELS: dict[str, str] = {
@@ -99,6 +101,7 @@ CORRECTION_LABELS: dict[str, str] = {
     "holm": "Holm correction",
     "bh": "Benjamini–Hochberg FDR",
     "by": "Benjamini–Yekutieli FDR",
+    "tukey": "Tukey HSD over all pairs of runs",
 }
 
 #: Accepted confidence-interval methods.
@@ -479,6 +482,11 @@ def adjust_pvalues(pvalues: Sequence[float] | np.ndarray, method: str | None = "
     from scipy import stats
 
     method = canonical_correction(method)
+    if method == "tukey":
+        raise SearchEvalError(
+            "adjust_pvalues(method='tukey'): Tukey HSD needs the scores, not p-values; use "
+            "sef.compare(..., correction='tukey') or sef.leaderboard(..., test='tukey_hsd')"
+        )
     p = np.asarray(pvalues, dtype=np.float64).copy()
     if p.ndim != 1:
         raise SearchEvalError("pvalues must be one-dimensional")

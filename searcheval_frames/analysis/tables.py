@@ -309,7 +309,8 @@ class Table:
         raise AssertionError(key)  # pragma: no cover
 
     def _label(self, key: str) -> str:
-        corr = {"none": "", "bonferroni": "Bonf.", "holm": "Holm", "bh": "BH", "by": "BY"}
+        corr = {"none": "", "bonferroni": "Bonf.", "holm": "Holm", "bh": "BH", "by": "BY",
+                "tukey": "Tukey"}
         return {
             "mean": "mean",
             "delta": "Δ abs (rel)",

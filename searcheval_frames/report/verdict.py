@@ -26,7 +26,7 @@ __all__ = ["cell_text", "overall", "p_text", "signed", "verdict", "verdict_kind"
 
 MINUS = "−"
 _CORR = {"none": "", "bonferroni": "Bonferroni", "holm": "Holm", "bh": "Benjamini–Hochberg",
-         "by": "Benjamini–Yekutieli"}
+         "by": "Benjamini–Yekutieli", "tukey": "Tukey HSD"}
 
 
 def _nan(v: Any) -> bool:
