@@ -39,6 +39,8 @@ _LAZY: dict[str, str] = {
     "Comparison": "analysis.compare",
     "leaderboard": "analysis.leaderboard",
     "Leaderboard": "analysis.leaderboard",
+    "leaderboard_plot": "figures.leaderboard",
+    "leaderboard_plot_data": "figures.leaderboard",
     # files
     "read_run": "io",
     "read_qrels": "io",

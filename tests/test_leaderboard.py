@@ -212,7 +212,7 @@ def test_rank_intervals_and_p_best_match_a_naive_bootstrap():
     X = random_matrix(9, n=40, k=5, spread=0.02)
     ours = ls.rank_bootstrap(X, 4000, np.random.default_rng(0))
     rng = np.random.default_rng(1)
-    n, k = X.shape
+    n, _k = X.shape
     ranks = []
     for _ in range(4000):
         mb = X[rng.integers(0, n, n)].mean(axis=0)
@@ -260,3 +260,51 @@ def test_headline_speaks_per_run():
     text = lb.headline("bm25")
     assert text.startswith("2 of 3 runs reliably better than bm25 on nDCG@10")
     assert "splade and tasb tied" in text or "tasb and splade tied" in text
+
+
+# --------------------------------------------------------------------------- figure
+def test_leaderboard_plot_draws_sorted_runs_intervals_ranks_and_letters():
+    import matplotlib
+
+    matplotlib.use("Agg")
+    import matplotlib.pyplot as plt
+
+    X = random_matrix(0, n=60, k=4, spread=0.0)
+    X[:, 2] += 0.3
+    X[:, 3] += 0.25
+    lb = sef.leaderboard(long(X, ["bm25", "rm3", "splade", "tasb"]), measure="m",
+                         test="tukey_hsd", seed=0)
+    data = sef.leaderboard_plot_data(lb)
+    assert data.get_column("run").to_list() == lb.to_polars().get_column("run").to_list()
+    fig, ax = plt.subplots()
+    assert sef.leaderboard_plot(lb, ax=ax) is ax
+    by_height = [t.get_text() for _, t in sorted(zip(ax.get_yticks(), ax.get_yticklabels(),
+                                                      strict=True), key=lambda p: p[0])]
+    assert by_height == data.sort("y").get_column("run").to_list()
+    assert by_height[-1] == lb.to_polars().row(0, named=True)["run"]  # best run on top
+    bars = [ln for ln in ax.get_lines() if len(ln.get_xdata()) == 2]
+    assert len(bars) == 4  # one comparison interval per run
+    for ln, row in zip(bars, lb.to_polars().iter_rows(named=True), strict=True):
+        assert list(ln.get_xdata()) == pytest.approx([row["ci_low"], row["ci_high"]])
+    texts = [t.get_text() for t in ax.texts]
+    assert len(texts) == 4 and all(t.startswith("rank ") for t in texts)
+    assert {t.split()[-1] for t in texts} == set(lb.to_polars().get_column("group"))
+    plt.close(fig)
+    with pytest.raises(sef.errors.SearchEvalError, match="sef.leaderboard"):
+        sef.leaderboard_plot(lb.to_polars())
+
+
+@pytest.mark.parametrize("name", [
+    "searcheval_frames.analysis.inference", "searcheval_frames.analysis.leaderboard",
+    "searcheval_frames.analysis.leaderboard_stats", "searcheval_frames.figures.leaderboard",
+])
+def test_docstring_examples_of_the_issue_26_modules(name):
+    import doctest
+    import importlib
+
+    import matplotlib
+
+    matplotlib.use("Agg")
+    module = importlib.import_module(name)
+    result = doctest.testmod(module, optionflags=doctest.ELLIPSIS | doctest.NORMALIZE_WHITESPACE)
+    assert result.failed == 0 and result.attempted > 0

@@ -22,7 +22,7 @@ Everything works on one matrix ``X`` of per-query scores, queries x runs (``n`` 
 >>> X = np.array([[0.2, 0.4, 0.5], [0.1, 0.3, 0.2], [0.6, 0.7, 0.9], [0.3, 0.3, 0.6]])
 >>> a = anova_two_way(X, alpha=0.05)
 >>> round(a["V_E"], 5), round(a["F_system"], 3)
-(0.00806, 6.552)
+(0.00806, 7.759)
 """
 
 from __future__ import annotations
@@ -304,7 +304,7 @@ def tukey_for_pairs(X: np.ndarray, columns: list[str], pairs: list[tuple[str, st
     baseline): ``(p_adjusted, half-width of the simultaneous interval, significant)``.
     This is ``compare(..., correction="tukey")``; the leaderboard uses the same
     :func:`pairwise_family`. NaNs when the design cannot be tested."""
-    n, k = X.shape
+    n, _k = X.shape
     if n < 3 or anova_two_way(X)["SS_E"] <= 1e-12 * max(1.0, float(np.abs(X).max())):
         return [(math.nan, math.nan, False)] * len(pairs)
     fam = pairwise_family(X, "tukey_hsd", alpha=alpha, ci=ci, n_resamples=1,
