@@ -290,7 +290,7 @@ def test_leaderboard_plot_draws_sorted_runs_intervals_ranks_and_letters():
     assert len(texts) == 4 and all(t.startswith("rank ") for t in texts)
     assert {t.split()[-1] for t in texts} == set(lb.to_polars().get_column("group"))
     plt.close(fig)
-    with pytest.raises(sef.errors.SearchEvalError, match="sef.leaderboard"):
+    with pytest.raises(sef.errors.SearchEvalError, match=r"sef\.leaderboard"):
         sef.leaderboard_plot(lb.to_polars())
 
 

@@ -87,6 +87,7 @@ class ReportData:
     min_judged: float = 0.9
     digits: int = 3
     power: str = ""  # how large a change the queries can detect (sef.power)
+    leaderboard: Any = None  # all runs on the focus measure as one family (> 2 runs; #26)
 
 
 def _render(ax: Any, name: str, title: str, caption: str, tmp: Path) -> Figure:
@@ -253,6 +254,11 @@ def build(runs: Any, qrels: Any, **options: Any) -> ReportData:
                                  prefix=prefix)))
 
     power_note = _power_note(cmp.per_query, base, run, focus, cmp.alpha)
+    from . import leaderboard_section as _lbs
+
+    t = time.perf_counter()
+    board = _lbs.compute(cmp.per_query, cmp.runs, focus, o, progress=show)
+    times["leaderboard"] = time.perf_counter() - t
 
     t = time.perf_counter()
     pq_focus = cmp.per_query.filter(pl.col("measure") == focus)
@@ -297,6 +303,14 @@ def build(runs: Any, qrels: Any, **options: Any) -> ReportData:
             warnings.simplefilter("ignore")
             figures = _figures({"baseline": base, "run": run, "focus": focus,
                                 "depth": o["depth"]}, run_df, qrels_df, cmp)
+            if board is not None:
+                from ..figures.leaderboard import leaderboard_plot
+
+                with tempfile.TemporaryDirectory() as tmp:
+                    figures.append(_render(
+                        leaderboard_plot(board), "leaderboard", f"Leaderboard on {focus}",
+                        f"{board.describe_method()}. Bars: comparison intervals (no overlap = "
+                        "significant); right: rank interval and group letters.", Path(tmp)))
         times["figures"] = time.perf_counter() - t
 
     inputs = (describe_input(runs, run_df, "run") + describe_input(qrels, qrels_df, "qrels")
@@ -309,7 +323,8 @@ def build(runs: Any, qrels: Any, **options: Any) -> ReportData:
         title=title, baseline=base, run=run, runs=cmp.runs, measures=measure_names, focus=focus,
         depth=o["depth"], k=o["k"], comparison=cmp, summary=summary, diffs=diffs,
         coverage=cov, low_coverage=low, bounds=bounds, verdicts=verdicts,
-        headline=overall([v[0] for v in verdicts]), losses=losses, wins=wins, figures=figures,
+        headline=_lbs.headline(board, base, overall([v[0] for v in verdicts])),
+        leaderboard=board, losses=losses, wins=wins, figures=figures,
         notes=notes, provenance=provenance(inputs, shown, o.get("command")), timings=times,
         n_queries=int(cmp.means.get_column("n_queries").max() or 0),  # type: ignore[arg-type]
         min_judged=o["min_judged"], digits=o["digits"], power=power_note,

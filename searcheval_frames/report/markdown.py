@@ -52,6 +52,9 @@ def markdown(data: ReportData, figures_dir: str = "figures") -> str:
         lines += ["", data.power]
     lines += ["", f"Method: {cmp.describe_method()}.", ""]
     lines += [f"> ⚠ {n}" for n in data.notes]
+    from .leaderboard_section import markdown_section
+
+    lines += ["", *markdown_section(data.leaderboard)]
     lines += ["", "## All runs", "",
               cmp.table("wide", columns=["mean"], digits=data.digits).to_markdown(), "",
               "## Before → after", "",
