@@ -85,12 +85,15 @@ def test_wins_ties_losses_hand_computed():
 
 
 def test_degenerate_inputs():
-    assert stats.paired_test(X3, X3, "t") == 1.0
-    assert stats.paired_test(X3, X3, "wilcoxon") == 1.0
-    assert stats.paired_test(X3, X3, "permutation") == 1.0
-    assert stats.bootstrap_ci(X3, X3) == (0.0, 0.0)
-    assert stats.bootstrap_ci(X3 + 0.25, X3) == pytest.approx((0.25, 0.25))
+    """Issue #26: all ties, no spread, too few queries -> NaN, never p = 1 / p = 0 or a
+    zero-width interval."""
+    for test in ("t", "wilcoxon", "permutation", "sign"):
+        assert math.isnan(stats.paired_test(X3, X3, test))
+        assert math.isnan(stats.paired_test(X3 + 0.25, X3, test))
+    assert all(math.isnan(v) for v in stats.bootstrap_ci(X3, X3))
+    assert all(math.isnan(v) for v in stats.bootstrap_ci(X3 + 0.25, X3))
     assert math.isnan(stats.paired_test([0.5], [0.4], "t"))
+    assert math.isnan(stats.paired_test([1.0, 1.0], [0.0, 0.0], "t"))  # was p = 0
 
 
 # --------------------------------------------------------------------------- scipy oracles

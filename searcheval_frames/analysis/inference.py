@@ -53,6 +53,8 @@ from typing import Any, NamedTuple
 
 import numpy as np
 
+from .degenerate import MIN_QUERIES, degenerate_reason
+
 __all__ = [
     "INTERVAL_LABELS",
     "MIN_QUERIES",
@@ -63,9 +65,6 @@ __all__ = [
     "interval_alphas",
     "paired_inference",
 ]
-
-#: Fewest queries a paired test is run on; below it p and the interval are NaN.
-MIN_QUERIES = 3
 
 #: What each test's interval is, for captions and tables.
 INTERVAL_LABELS: dict[str, str] = {
@@ -88,25 +87,6 @@ class Inference(NamedTuple):
 
 
 _NAN = float("nan")
-
-
-def degenerate_reason(d: np.ndarray) -> str | None:
-    """Why ``d`` cannot be tested, or None: ``"too few queries"`` (fewer than
-    :data:`MIN_QUERIES`), ``"all ties"`` (every difference 0), ``"no spread"``
-    (every difference the same non-zero value).
-
-    >>> degenerate_reason(np.array([0.0, 0.0, 0.0])), degenerate_reason(np.array([1.0] * 4))
-    ('all ties', 'no spread')
-    """
-    d = np.asarray(d, dtype=np.float64)
-    if d.size < MIN_QUERIES:
-        return "too few queries"
-    scale = max(1.0, float(np.max(np.abs(d))))
-    if float(np.max(np.abs(d))) <= 1e-12:
-        return "all ties"
-    if float(np.ptp(d)) <= 1e-12 * scale:
-        return "no spread"
-    return None
 
 
 # --------------------------------------------------------------------------- t

@@ -314,8 +314,7 @@ class Table:
         return {
             "mean": "mean",
             "delta": "Δ abs (rel)",
-            "ci": f"{self.ci:.0%} CI of Δ" + (
-                f" ({corr[self.correction]}-matched)" if self.correction != "none" else ""),
+            "ci": f"{self.ci:.0%} CI of Δ",
             "p_value": "p",
             "p_adjusted": (
                 f"p ({corr[self.correction]})" if self.correction != "none" else "p"
