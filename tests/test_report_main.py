@@ -463,18 +463,20 @@ def test_auto_ci_method_is_the_tests_own_interval():
 
 
 def test_report_says_how_large_a_change_its_queries_can_detect():
-    """The power sentence carries sef.power's numbers for the pair and focus measure."""
+    """The power sentence is sef.power's row for the pair and focus measure, worded by the
+    one definition README and docs use (power_sentence; issue #26)."""
+    from searcheval_frames.analysis.power import power_sentence
+
     with warnings.catch_warnings():
         warnings.simplefilter("ignore")
         rep = sef.report(RUNS, QRELS, baseline="bm25", measures=["nDCG@10", "AP"],
                          figures=False)
-        pq = sef.evaluate(RUNS, QRELS, [rep.data.focus], per_query=True)
+        pq = pl.DataFrame(sef.evaluate(RUNS, QRELS, [rep.data.focus], per_query=True))
+        pq = pq.filter(pl.col("run").is_in(["bm25", rep.data.run]))
         p = sef.power(pq, baseline="bm25", measure=rep.data.focus).row(0, named=True)
-        half = p["detectable_delta"] / 2
-        need = sef.power(pq, baseline="bm25", measure=rep.data.focus, delta=half)
     text = rep.data.power
-    assert f"With {p['n_queries']} queries" in text
-    assert f"{p['detectable_delta']:.3f} or more" in text
-    assert f"about {need.item(0, 'n_needed')} queries" in text
+    assert text == "Power: " + power_sentence(p) + " (sef.power)"
+    assert f"with {p['n_queries']} queries" in text or f"{p['n_queries']} queries" in text
+    assert f"{p['detectable_delta']:.3f}" in text and f"about {p['n_needed']} queries" in text
     html = rep.to_html() if hasattr(rep, "to_html") else rep._repr_html_()
     assert "sef.power" in html

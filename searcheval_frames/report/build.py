@@ -337,16 +337,15 @@ def _power_note(per_query: pl.DataFrame, base: str, run: str, focus: str, alpha:
 
     pq = per_query.filter(pl.col("measure") == focus, pl.col("run").is_in([base, run]))
     try:
-        row = pl.DataFrame(power(pq, baseline=base, measure=focus, alpha=alpha)).row(0, named=True)
+        with warnings.catch_warnings():
+            warnings.simplefilter("ignore")
+            row = pl.DataFrame(power(pq, baseline=base, measure=focus, alpha=alpha)).row(
+                0, named=True)
     except SearchEvalError:  # too few queries, or no variation: nothing to say
         return ""
-    n, detect = row["n_queries"], row["detectable_delta"]
+    detect = row["detectable_delta"]
     if math.isnan(detect) or detect <= 0:  # no variation: nothing to detect
         return ""
-    half = detect / 2
-    need = pl.DataFrame(power(pq, baseline=base, measure=focus, alpha=alpha, delta=half))
-    return (f"With {n} queries a change in {focus} of {detect:.3f} or more is detectable "
-            f"(paired t-test, 80% power, alpha {alpha:g}); detecting {half:.3f} would need "
-            f"about {need.item(0, 'n_needed')} queries (sef.power).")
+    from ..analysis.power import power_sentence  # the one definition (README, docs: #26)
 
-
+    return "Power: " + power_sentence(row) + " (sef.power)"
