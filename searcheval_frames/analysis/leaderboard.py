@@ -27,9 +27,9 @@ from typing import Any
 
 import numpy as np
 
-from ..errors import SearchEvalError
+from ..errors import InvalidOptionError, SearchEvalError
 from ..frames import Kind
-from ..options import check_choice, check_float, check_int
+from ..options import check_choice, check_float, check_int, check_optional_int
 from . import leaderboard_stats as _ls
 from . import pairs as _pairs
 from .inference import MIN_QUERIES
@@ -129,12 +129,9 @@ def leaderboard(
     check_int("leaderboard", "n_resamples", n_resamples, minimum=1, example="n_resamples=10000")
     check_choice("leaderboard", "missing", missing, ("zero", "skip", "error"))
     if not isinstance(measure, str):
-        raise SearchEvalError(f"leaderboard(measure={measure!r}): one measure name, e.g. "
-                              "measure='nDCG@10'")
-    if seed is not None:
-        from .stats import pair_rng
-
-        pair_rng(seed)  # validates
+        raise InvalidOptionError(f"leaderboard(measure={measure!r}): must be one measure "
+                                 f"name; got {measure!r}. Example: measure='nDCG@10'")
+    check_optional_int("leaderboard", "seed", seed, minimum=0, example="seed=0")
     X, names, kind = _matrix(per_query, runs, qrels, measure, missing, columns,
                              dict(evaluate_options))
     rng = np.random.default_rng(seed)
