@@ -127,9 +127,9 @@ def flip_means(d: np.ndarray, n_resamples: int, rng: np.random.Generator) -> tup
         counts = np.empty(n_resamples)
         for b0 in range(0, n_resamples, block):
             k = min(block, n_resamples - b0)
-            flips = rng.random((k, n)) < 0.5
-            sums[b0:b0 + k] = flips @ d
-            counts[b0:b0 + k] = flips.sum(axis=1)
+            mask = (rng.random((k, n)) < 0.5).astype(np.float64)  # 1 = flip this query
+            sums[b0:b0 + k] = mask @ d
+            counts[b0:b0 + k] = mask.sum(axis=1)
     keep = counts > 0
     t = sums[keep] / counts[keep]
     t[np.abs(t) <= 1e-12 * max(1.0, float(np.abs(d).max()))] = 0.0  # float noise of Σ = 0

@@ -51,7 +51,9 @@ def _matrix(per_query: Any, runs: Any, qrels: Any, measure: str, missing: str,
                               f"frame has {measures}")
     names = pq.get_column("run").unique(maintain_order=True).to_list()
     if len(names) < 2:
-        raise SearchEvalError(f"leaderboard: needs at least two runs; got {names}")
+        raise SearchEvalError(f"leaderboard: needs per-query scores of at least two runs; "
+                              f"the frame has {names}. Evaluate several runs together "
+                              "(a 'run' column naming each system).")
     paired = _pairs.pair_queries(pq, names, missing)
     wide = paired.pivot(on="run", index="query_id", values="value").sort("query_id")
     return wide.select(names).to_numpy().astype(np.float64), names, kind
