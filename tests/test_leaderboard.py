@@ -308,3 +308,21 @@ def test_docstring_examples_of_the_issue_26_modules(name):
     module = importlib.import_module(name)
     result = doctest.testmod(module, optionflags=doctest.ELLIPSIS | doctest.NORMALIZE_WHITESPACE)
     assert result.failed == 0 and result.attempted > 0
+
+
+def test_leaderboard_plot_of_an_untestable_board_shows_no_group_colour_or_bars():
+    import matplotlib
+
+    matplotlib.use("Agg")
+    import matplotlib.pyplot as plt
+
+    X = np.array([[0.0, 1.0, 0.5], [0.0, 1.0, 0.5]])
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore")
+        lb = sef.leaderboard(long(X), measure="m", seed=0)
+    fig, ax = plt.subplots()
+    sef.leaderboard_plot(lb, ax=ax)
+    assert not [ln for ln in ax.get_lines() if len(ln.get_xdata()) == 2]  # no intervals
+    assert {ln.get_color() for ln in ax.get_lines()} == {"#999999"}
+    assert all("cannot be tested" in t.get_text() for t in ax.texts)
+    plt.close(fig)

@@ -87,7 +87,7 @@ def leaderboard_plot(lb: Any, ax: Axes | None = None, *, title: str | None = Non
     data = leaderboard_plot_data(lb)
     k = data.height
     ax = _axes(ax, (6.4, max(2.0, 0.45 * k + 1.2)))
-    colors = [OKABE_ITO["blue"] if "a" in g else TIE  # the top group in colour
+    colors = [OKABE_ITO["blue"] if lb.reason is None and "a" in g else TIE  # top group
               for g in data["group"].to_list()]
     for row, color in zip(data.iter_rows(named=True), colors, strict=True):
         y = row["y"]
