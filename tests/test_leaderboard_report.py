@@ -60,3 +60,13 @@ def test_two_runs_keep_the_pairwise_headline_and_no_section(dl19):
     assert rep.data.leaderboard is None
     assert 'id="leaderboard"' not in rep.to_html()
     assert "1 of 1 reliably better" in rep.data.headline
+
+
+@pytest.mark.shared
+def test_leaderboard_from_runs_and_qrels_equals_leaderboard_of_their_per_query_scores(dl19):
+    runs, qrels = dl19
+    a = sef.leaderboard(runs, qrels, measure="AP", relevance_level=2, test="tukey_hsd", seed=1)
+    pq = sef.evaluate(runs, qrels, ["AP"], per_query=True, relevance_level=2)
+    b = sef.leaderboard(pq, measure="AP", test="tukey_hsd", seed=1)
+    assert a.to_polars().equals(b.to_polars()) and a._pairs.equals(b._pairs)
+    assert a.n_queries == 43

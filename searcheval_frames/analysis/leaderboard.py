@@ -41,11 +41,8 @@ __all__ = ["TESTS", "Leaderboard", "leaderboard"]
 def _matrix(per_query: Any, runs: Any, qrels: Any, measure: str, missing: str,
             columns: Mapping[str, str] | None, ev: dict[str, Any]) -> tuple[np.ndarray,
                                                                                list[str], Kind]:
-    pq, measures, kind = _pairs.load(per_query, runs=runs, qrels=qrels,
-                                     measures=None if qrels is not None else measure,
+    pq, measures, kind = _pairs.load(per_query, runs=runs, qrels=qrels, measures=[measure],
                                      columns=columns, missing=missing, evaluate_options=ev)
-    if qrels is not None:
-        pq, measures = _pairs.select_measures(pq, measure)
     if len(measures) != 1:
         raise SearchEvalError(f"leaderboard(measure={measure!r}): pick one measure; the "
                               f"frame has {measures}")
