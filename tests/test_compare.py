@@ -392,3 +392,29 @@ def test_compare_tukey_correction_is_the_leaderboards_tukey_hsd():
         assert r["significant"] == o["significant"]
     assert "Tukey" in sef.compare(pq, baseline="s0", pairs="all",
                                   correction="tukey").describe_method()
+
+
+from hypothesis import given as _given  # noqa: E402
+from hypothesis import settings as _settings  # noqa: E402
+from hypothesis import strategies as _hst  # noqa: E402
+
+
+@_settings(max_examples=40, deadline=None)
+@_given(n=_hst.integers(1, 6), data=_hst.data(),
+        test=_hst.sampled_from(["t", "wilcoxon", "sign", "permutation"]))
+def test_degenerate_comparisons_never_look_certain(n, data, test):
+    """Hypothesis, on tiny P@1-like frames (values 0, 0.5, 1): a row is either tested
+    (finite p, an interval of positive width) or has a reason and NaN p and interval and
+    is not significant; never p = 0 with a zero-width interval."""
+    vals = _hst.lists(_hst.sampled_from([0.0, 0.5, 1.0]), min_size=n, max_size=n)
+    pq = long_frame({"P@1": {"a": data.draw(vals), "b": data.draw(vals), "c": data.draw(vals)}})
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore")
+        fr = sef.compare(pq, baseline="a", test=test, n_resamples=500).to_polars()
+    for r in fr.iter_rows(named=True):
+        if r["reason"] is None:
+            assert 0 <= r["p_value"] <= 1 and r["ci_high"] > r["ci_low"], r
+        elif r["reason"] != "interval not found":
+            assert math.isnan(r["p_value"]) and math.isnan(r["ci_low"]), r
+            assert not r["significant"]
+        assert not (r["p_value"] == 0 and r["ci_low"] == r["ci_high"])
