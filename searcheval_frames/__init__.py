@@ -37,6 +37,10 @@ _LAZY: dict[str, str] = {
     # comparisons (their tables and statistics load on first use)
     "compare": "analysis.compare",
     "Comparison": "analysis.compare",
+    "leaderboard": "analysis.leaderboard",
+    "Leaderboard": "analysis.leaderboard",
+    "leaderboard_plot": "figures.leaderboard",
+    "leaderboard_plot_data": "figures.leaderboard",
     # files
     "read_run": "io",
     "read_qrels": "io",

@@ -280,6 +280,16 @@ CASES += [
          E.FileAccessError,
          "Write to a path you may write; the message names the target, not a temporary "
          "file.", "Files"),
+    Case("A leaderboard of one run",
+         "sef.leaderboard(sef.evaluate(" + RUN + ", " + QRELS + ", ['P@1'], per_query=True), "
+         "measure='P@1')",
+         E.SearchEvalError,
+         "Evaluate several runs together (a `run` column naming each system).", "Comparisons"),
+    Case("A leaderboard over several measures at once",
+         "sef.leaderboard(sef.evaluate(" + RUN + ", " + QRELS + ", ['P@1'], per_query=True), "
+         "measure=['P@1', 'RR'])",
+         E.InvalidOptionError,
+         "Rank by one measure per leaderboard; make one per measure.", "Comparisons"),
 ]
 
 

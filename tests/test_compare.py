@@ -83,13 +83,14 @@ def test_each_test_matches_scipy_on_the_pivoted_data():
 
 def test_seeded_resampling_is_reproducible_and_pair_local():
     pq = random_frame()
-    kw = {"baseline": "base", "test": "permutation", "n_resamples": 2000, "seed": 42}
+    kw = {"baseline": "base", "test": "permutation", "n_resamples": 2000, "seed": 42,
+          "correction": "none"}  # intervals are matched to the correction, so none here
     a = sef.compare(pq, **kw).to_polars()
     b = sef.compare(pq, **kw).to_polars()
     assert a.equals(b)
     c = sef.compare(pq, **{**kw, "seed": 43}).to_polars()
     assert not a.select("ci_low").equals(c.select("ci_low"))
-    # dropping run "b" leaves the (a, base) numbers unchanged (except the correction)
+    # dropping run "b" leaves the (a, base) numbers unchanged
     only_a = sef.compare(pq.filter(pl.col("run") != "b"), **kw).to_polars()
     cols = ["measure", "p_value", "ci_low", "ci_high"]
     assert only_a.select(cols).equals(a.filter(pl.col("run") == "a").select(cols))
@@ -332,3 +333,88 @@ def test_notebook_02_compare_systems_executes():
     errors = [o for c in nb.cells if c.cell_type == "code" for o in c.outputs
               if o.output_type == "error"]
     assert not errors
+
+
+# --------------------------------------------------------------------------- issue 26
+def test_two_queries_from_0_to_1_cannot_be_tested_not_p_zero():
+    """The issue's case: P@1 goes 0 -> 1 on two queries. The t-test used to say p = 0 and
+    significant with CI [1, 1]; now p and the interval are NaN with a reason."""
+    pq = long_frame({"P@1": {"a": [0.0, 0.0], "b": [1.0, 1.0]}})
+    for test in ["t", "wilcoxon", "sign", "permutation"]:
+        with pytest.warns(UserWarning, match="cannot be tested"):
+            row = sef.compare(pq, baseline="a", test=test).to_polars().row(0, named=True)
+        assert math.isnan(row["p_value"]) and math.isnan(row["ci_low"]), test
+        assert not row["significant"] and row["reason"] == "too few queries"
+    one = long_frame({"P@1": {"a": [0.2], "b": [0.7]}})
+    with pytest.warns(UserWarning):
+        row = sef.compare(one, baseline="a").to_polars().row(0, named=True)
+    assert math.isnan(row["ci_low"]) and math.isnan(row["ci_high"])  # no zero-width CI
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore")
+        md = sef.compare(pq, baseline="a").to_markdown(layout="before_after",
+                                                        columns=["delta", "ci", "p_adjusted"])
+    assert "cannot be tested (too few queries)" in md
+
+
+@pytest.mark.parametrize("test", ["t", "permutation", "wilcoxon", "sign"])
+@pytest.mark.parametrize("correction", ["none", "holm", "bonferroni", "bh"])
+def test_compare_interval_excludes_zero_iff_adjusted_p_below_alpha(test, correction):
+    rng = np.random.default_rng(hash((test, correction)) % 2**32)
+    n = 40
+    runs = {"base": rng.random(n)}
+    for j, shift in enumerate([0.0, 0.05, 0.1, 0.15, 0.2, 0.3]):
+        runs[f"r{j}"] = np.clip(runs["base"] + shift + rng.normal(0, 0.25, n), 0, 1).round(1)
+    pq = long_frame({"m": {k: list(v) for k, v in runs.items()}})
+    fr = sef.compare(pq, baseline="base", test=test, correction=correction, seed=1,
+                     n_resamples=2000).to_polars()
+    agree = 0
+    for r in fr.iter_rows(named=True):
+        if min(abs(r["ci_low"]), abs(r["ci_high"])) < 1e-12:
+            continue  # 0 exactly on an end
+        excludes = r["ci_low"] > 0 or r["ci_high"] < 0
+        assert excludes == (r["p_adjusted"] <= 0.05), r
+        agree += 1
+    assert agree >= 4
+
+
+def test_compare_tukey_correction_is_the_leaderboards_tukey_hsd():
+    rng = np.random.default_rng(5)
+    vals = {f"s{j}": list(np.clip(rng.random(30) * 0.5 + 0.1 * j, 0, 1)) for j in range(4)}
+    pq = long_frame({"m": vals})
+    cmp = sef.compare(pq, baseline="s0", pairs="all", correction="tukey").to_polars()
+    lb = sef.leaderboard(pq, measure="m", test="tukey_hsd", seed=0)
+    ref = {frozenset((r["run_a"], r["run_b"])): r for r in lb._pairs.iter_rows(named=True)}
+    assert cmp.height == 6
+    for r in cmp.iter_rows(named=True):
+        o = ref[frozenset((r["run"], r["baseline"]))]
+        assert r["p_adjusted"] == pytest.approx(o["p_value"], rel=1e-9)
+        assert r["ci_high"] - r["ci_low"] == pytest.approx(o["ci_high"] - o["ci_low"])
+        assert r["significant"] == o["significant"]
+    assert "Tukey" in sef.compare(pq, baseline="s0", pairs="all",
+                                  correction="tukey").describe_method()
+
+
+from hypothesis import given as _given  # noqa: E402
+from hypothesis import settings as _settings  # noqa: E402
+from hypothesis import strategies as _hst  # noqa: E402
+
+
+@_settings(max_examples=40, deadline=None)
+@_given(n=_hst.integers(1, 6), data=_hst.data(),
+        test=_hst.sampled_from(["t", "wilcoxon", "sign", "permutation"]))
+def test_degenerate_comparisons_never_look_certain(n, data, test):
+    """Hypothesis, on tiny P@1-like frames (values 0, 0.5, 1): a row is either tested
+    (finite p, an interval of positive width) or has a reason and NaN p and interval and
+    is not significant; never p = 0 with a zero-width interval."""
+    vals = _hst.lists(_hst.sampled_from([0.0, 0.5, 1.0]), min_size=n, max_size=n)
+    pq = long_frame({"P@1": {"a": data.draw(vals), "b": data.draw(vals), "c": data.draw(vals)}})
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore")
+        fr = sef.compare(pq, baseline="a", test=test, n_resamples=500).to_polars()
+    for r in fr.iter_rows(named=True):
+        if r["reason"] is None:
+            assert 0 <= r["p_value"] <= 1 and r["ci_high"] > r["ci_low"], r
+        elif r["reason"] != "interval not found":
+            assert math.isnan(r["p_value"]) and math.isnan(r["ci_low"]), r
+            assert not r["significant"]
+        assert not (r["p_value"] == 0 and r["ci_low"] == r["ci_high"])

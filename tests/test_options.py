@@ -65,6 +65,11 @@ def _cases():
                      ("correction", "magic"), ("family", "run"), ("alpha", 0.0),
                      ("alpha", 1.0), ("alpha", "0.05"), ("missing", "drop")]:
         cases.append(("compare", cmp, opt, bad))
+    cases.append(("compare", cmp, "ci_method", "magic"))
+    lb = lambda **kw: sef.leaderboard(_per_query(), **{"measure": "P@1", **kw})  # noqa: E731
+    for opt, bad in [("test", "anova"), ("alpha", 0.0), ("ci", 1.0), ("n_resamples", 0),
+                     ("missing", "drop"), ("measure", ["P@1", "RR"]), ("seed", -1)]:
+        cases.append(("leaderboard", lb, opt, bad))
     cases.append(("pivot", lambda **kw: sef.pivot(sef.evaluate(RUN, QRELS, "P@1"), **kw),
                   "index", "query"))
     meta = pl.DataFrame({"query_id": ["1", "2"], "kind": ["x", "y"]})  # slices (issue 24)

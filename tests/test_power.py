@@ -475,3 +475,19 @@ def test_trec_dl_runs_against_statsmodels_and_compare():
                       on=["run", "baseline"])
     assert joined.height == 21
     np.testing.assert_allclose(joined["p_value"], joined["ref"], rtol=1e-12)
+
+
+def test_readme_power_sentence_is_sef_power_on_the_bundled_set():
+    """Issue #26: README, report and sef.power say the same thing, naming the quantity."""
+    import glob
+
+    import polars as _pl
+    from conftest import REPO as root
+
+    from searcheval_frames.analysis.power import power_sentence
+    runs = sef.read_run(sorted(glob.glob(str(root / "data" / "example" / "runs" / "*.run"))))
+    qrels = sef.read_qrels(root / "data" / "example" / "qrels.txt")
+    pq = _pl.DataFrame(sef.evaluate(runs, qrels, ["nDCG@10"], per_query=True)).filter(
+        _pl.col("run").is_in(["bm25", "bm25-rerank"]))
+    row = sef.power(pq, baseline="bm25", measure="nDCG@10").row(0, named=True)
+    assert power_sentence(row) in (root / "README.md").read_text()

@@ -263,3 +263,35 @@ def test_stability_curve_from_result_and_options(three_runs):
         sef.stability_curve(res, band=0.5)
     with pytest.raises(SearchEvalError, match="not in the data"):
         sef.stability_curve(res, measure="AP")
+
+
+# --------------------------------------------------------------------------- issue 26
+def test_tiny_query_sets_are_not_called_stable_or_discriminating():
+    """Two queries: no p-value, no discriminative power, no τ (NaN with a warning)."""
+    import math as _math
+    import warnings as _w
+
+    import polars as _pl
+
+    import searcheval_frames as _sef
+
+    pq = _pl.DataFrame({"run": ["a"] * 2 + ["b"] * 2 + ["c"] * 2, "query_id": ["1", "2"] * 3,
+                        "measure": "P@1", "value": [0.0, 0.0, 1.0, 1.0, 0.0, 1.0]})
+    with _w.catch_warnings(record=True) as caught:
+        _w.simplefilter("always")
+        summary, asl = _sef.discriminative_power(pq)
+        st_summary, _swaps = _sef.stability(pq, sizes=[1, 2], n_samples=50)
+    assert _math.isnan(summary["discriminative_power"][0])
+    assert asl["p_value"].is_nan().all() and not asl["significant"].any()
+    assert st_summary["tau_mean"].is_nan().all()
+    text = " ".join(str(w.message) for w in caught)
+    assert "too few queries" in text
+    # an identical pair among enough queries: NaN for that pair ("all ties"), others tested
+    pq2 = _pl.DataFrame({"run": ["a"] * 5 + ["b"] * 5 + ["c"] * 5,
+                         "query_id": list("12345") * 3, "measure": "P@1",
+                         "value": [.1, .2, .3, .4, .5] * 2 + [.6, .2, .9, .5, .8]})
+    with _w.catch_warnings(record=True) as caught:
+        _w.simplefilter("always")
+        _s2, asl2 = _sef.discriminative_power(pq2)
+    assert asl2.filter(_pl.col("p_value").is_nan()).height == 1
+    assert any("all ties" in str(w.message) for w in caught)

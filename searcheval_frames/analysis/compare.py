@@ -34,6 +34,8 @@ from ..core.evaluate import check_evaluate_options
 from ..errors import IdMismatchError
 from ..frames import Kind, to_native
 from ..options import check_choice, check_float, check_int
+from . import inference as _inf
+from . import leaderboard_stats as _ls
 from . import pairs as _pairs
 from . import stats as _st
 from .holes import with_unjudged as _holes
@@ -60,6 +62,7 @@ FRAME_COLUMNS: tuple[str, ...] = (
     "ties",
     "losses",
     "effect_size",
+    "reason",
 )
 
 _SCHEMA: dict[str, Any] = {
@@ -80,6 +83,7 @@ _SCHEMA: dict[str, Any] = {
     "ties": pl.Int64,
     "losses": pl.Int64,
     "effect_size": pl.Float64,
+    "reason": pl.String,
 }
 
 # --------------------------------------------------------------------------- result
@@ -183,14 +187,11 @@ class Comparison:
         if self.correction != "none":
             scope = "per measure" if self.family == "measure" else f"over {n} comparisons"
             corr += f" {scope}"
-        ci = (
-            "Student t"
-            if self.ci_method == "t"
-            else f"{_st.CI_METHODS[self.ci_method]} bootstrap, {self.n_resamples:,} resamples"
-        )
+        ci = _inf.describe_interval(self.test, self.ci_method, self.correction,
+                                    self.n_resamples)
         text = f"{test}, {corr}, alpha = {self.alpha:g}"
         if interval:
-            text += f"; {self.ci:.0%} CI of the mean difference: {ci}"
+            text += f"; {self.ci:.0%} CI: {ci}"
         return text + f"; missing queries: {self.missing}"
 
     # -- rendering
@@ -282,7 +283,7 @@ def compare(
     family: Literal["all", "measure"] = "all",
     alpha: float = 0.05,
     ci: float = 0.95,
-    ci_method: Literal["bca", "percentile", "basic", "t"] = "bca",
+    ci_method: Literal["test", "bca", "percentile", "basic", "t"] = "test",
     n_resamples: int = 10_000,
     seed: int | None = 0,
     missing: Literal["zero", "skip", "error"] = "zero",
@@ -419,6 +420,8 @@ def compare(
         )
 
     rows: list[dict[str, Any]] = []
+    items: list[tuple[np.ndarray, np.random.Generator, np.random.Generator]] = []
+    tukey_rows: list[tuple[float, float, bool]] = []
     mean_rows: list[dict[str, Any]] = []
     opts = dict(test_options or {})
     for measure in measure_list:
@@ -437,13 +440,10 @@ def compare(
             rng_test, rng_ci = _st.pair_rng(seed, run, base, measure).spawn(2)
             mx, my = float(x.mean()), float(y.mean())
             delta = mx - my
-            p = _st.paired_test(
-                x, y, test, alternative=alternative, n_resamples=n_resamples, rng=rng_test,
-                **opts,
-            )
-            lo, hi = _st.bootstrap_ci(
-                x, y, confidence=ci, method=ci_method, n_resamples=n_resamples, rng=rng_ci
-            )
+            items.append((x - y, rng_test, rng_ci))
+            if correction == "tukey":  # all runs are one family (sef.leaderboard's code)
+                tukey_rows += _ls.tukey_for_pairs(np.column_stack([mat[r] for r in order]),
+                                                  order, [(run, base)], alpha=alpha, ci=ci)
             w, t, lo_count = _st.wins_ties_losses(x, y, tie_tolerance)
             rows.append(
                 {
@@ -455,33 +455,24 @@ def compare(
                     "baseline_mean": my,
                     "delta": delta,
                     "delta_pct": delta / my * 100.0 if my != 0 else float("nan"),
-                    "ci_low": lo,
-                    "ci_high": hi,
-                    "p_value": p,
+                    "ci_low": float("nan"),
+                    "ci_high": float("nan"),
+                    "p_value": float("nan"),
                     "p_adjusted": float("nan"),
                     "significant": False,
                     "wins": w,
                     "ties": t,
                     "losses": lo_count,
                     "effect_size": _st.effect_size(x, y),
+                    "reason": None,
                 }
             )
     frame = pl.DataFrame(rows, schema=_SCHEMA, orient="row") if rows else pl.DataFrame(
         schema=_SCHEMA
     )
-    pvals = frame.get_column("p_value").to_numpy().astype(np.float64)
-    adjusted = np.full_like(pvals, np.nan)
-    if family == "all":
-        adjusted = _st.adjust_pvalues(pvals, correction)
-    else:
-        meas = frame.get_column("measure").to_numpy()
-        for m in measure_list:
-            idx = np.flatnonzero(meas == m)
-            adjusted[idx] = _st.adjust_pvalues(pvals[idx], correction)
-    frame = frame.with_columns(
-        pl.Series("p_adjusted", adjusted, dtype=pl.Float64),
-        pl.Series("significant", np.nan_to_num(adjusted, nan=1.0) <= alpha, dtype=pl.Boolean),
-    )
+    frame = _inf.fill_frame(frame, items, family=family, test=test, alternative=alternative,
+                            correction=correction, alpha=alpha, ci=ci, ci_method=ci_method,
+                            n_resamples=n_resamples, options=opts, tukey_rows=tukey_rows)
     means = pl.DataFrame(
         mean_rows,
         schema={"run": pl.String, "measure": pl.String, "n_queries": pl.Int64, "mean": pl.Float64},

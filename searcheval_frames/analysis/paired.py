@@ -21,6 +21,7 @@ from ..errors import EmptyInputError, SearchEvalError, UnknownMeasureError
 from ..frames import Kind, input_kind
 from ..options import check_choice, check_str_list
 from .compare import Comparison
+from .degenerate import MIN_QUERIES
 from .pairs import pair_queries as _pair_queries
 from .pairs import per_query_input as _per_query_input
 from .pairs import select_measures as _select_measures
@@ -178,7 +179,8 @@ def row_pvalues(
 ) -> np.ndarray:
     """p-values of a paired test on every row of a (samples x queries) difference matrix,
     vectorised; equal to :func:`~searcheval_frames.analysis.stats.paired_test` row by row
-    for ``"t"``, ``"wilcoxon"`` and ``"sign"`` (Monte Carlo for ``"permutation"``)."""
+    for ``"t"``, ``"wilcoxon"`` and ``"sign"`` (Monte Carlo for ``"permutation"``); NaN
+    for rows that cannot be tested."""
     from scipy import stats
 
     d = np.atleast_2d(np.asarray(d, dtype=np.float64))
@@ -201,7 +203,11 @@ def row_pvalues(
         else:
             p = _sign_flip_p(d, alternative, n_resamples, rng or np.random.default_rng())
     p = np.asarray(p, dtype=np.float64)
-    p[zero] = 1.0
+    # rows that cannot be tested (as degenerate_reason: too few queries, all ties, no
+    # spread) are NaN, like paired_test; NaN never counts as a rejection (#26)
+    top = np.abs(d).max(axis=1)
+    flat = np.ptp(d, axis=1) <= 1e-12 * np.maximum(1.0, top)
+    p[zero | flat | (d.shape[1] < MIN_QUERIES)] = np.nan
     return p
 
 

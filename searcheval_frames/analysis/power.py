@@ -52,7 +52,7 @@ from . import stats as _st
 from .noncentral import detectable, n_needed, t_power, upper_tail
 from .paired import load_paired, pooled_sd, row_pvalues, run_pairs
 
-__all__ = ["power", "t_power"]
+__all__ = ["power", "power_sentence", "t_power"]
 
 _ALTERNATIVES = ("two-sided", "greater", "less")
 _TEST_NAMES = tuple(_st.TESTS)
@@ -338,3 +338,27 @@ def power(
     frame = pl.DataFrame(rows, schema=_POWER_SCHEMA, orient="row") if rows else pl.DataFrame(
         schema=_POWER_SCHEMA)
     return to_native(frame.select(list(_POWER_SCHEMA)), data.kind)
+
+
+def power_sentence(row: Mapping[str, Any]) -> str:
+    """The one sentence README, report and notebooks use for a row of :func:`power`.
+
+    It names its quantity: one run pair, the paired t-test's power at the pair's own
+    ``σ_d`` (sample sd of its per-query differences, ``sd="pair"``), the detectable
+    ``|Δ|`` at the queries there are, and the queries the *observed* Δ would need.
+
+    >>> row = {"run": "b", "baseline": "a", "measure": "P@5", "n_queries": 38,
+    ...        "alpha": 0.05, "target_power": 0.8, "sd": 0.024, "detectable_delta": 0.0113,
+    ...        "observed_delta": 0.0063, "n_needed": 117}
+    >>> print(power_sentence(row))
+    b vs a on P@5, 38 queries: paired t-test (two-sided α = 0.05, 80% power, σ_d = 0.024 = sd of this pair's per-query differences) detects |Δ| ≥ 0.011; the observed Δ = +0.006 would need about 117 queries.
+    """
+    need = row.get("n_needed")
+    tail = (f"the observed Δ = {row['observed_delta']:+.3f} would need about {need} queries"
+            if need is not None else
+            f"the observed Δ = {row['observed_delta']:+.3f} cannot reach that power")
+    return (f"{row['run']} vs {row['baseline']} on {row['measure']}, {row['n_queries']} "
+            f"queries: paired t-test (two-sided α = {row['alpha']:g}, "
+            f"{row['target_power']:.0%} power, σ_d = {row['sd']:.3f} = sd of this pair's "
+            f"per-query differences) detects |Δ| ≥ {row['detectable_delta']:.3f}; {tail}.")
+

@@ -22,6 +22,7 @@ over all samples and run pairs at once (only the sizes are looped over).
 from __future__ import annotations
 
 import math
+import warnings
 from collections.abc import Mapping, Sequence
 from typing import Any, Literal, NamedTuple
 
@@ -32,6 +33,8 @@ from ..errors import SearchEvalError
 from ..frames import to_native
 from ..options import check_choice, check_float, check_int, check_optional_int
 from . import stats as _st
+from .degenerate import MIN_QUERIES, degenerate_reason
+from .inference import paired_inference
 from .paired import load_paired, run_pairs
 
 __all__ = [
@@ -144,9 +147,11 @@ def discriminative_power(
     >>> pq = pl.DataFrame({"run": ["a"] * 4 + ["b"] * 4 + ["c"] * 4,
     ...                    "query_id": ["1", "2", "3", "4"] * 3, "measure": "P@5",
     ...                    "value": [.2, .4, .4, .6, .4, .6, .6, .8, .2, .4, .6, .6]})
-    >>> summary, asl = sef.discriminative_power(pq)
+    >>> import warnings
+    >>> with warnings.catch_warnings(record=True):  # b − a = 0.2 on every query: no spread
+    ...     summary, asl = sef.discriminative_power(pq)
     >>> summary.select("n_pairs", "n_significant").row(0)
-    (3, 1)
+    (3, 0)
     """
     fn = "discriminative_power"
     test = check_choice(fn, "test", test, _TESTS, example="test='randomization'")
@@ -168,11 +173,13 @@ def discriminative_power(
             rng = _st.pair_rng(seed, m, "bootstrap")
             p = bootstrap_asl(d, rng.integers(0, d.shape[1], size=(n_resamples, d.shape[1])))
         else:
-            p = np.array([
-                _st.paired_test(x[:, col[r]], x[:, col[b]], test, n_resamples=n_resamples,
-                                rng=_st.pair_rng(seed, r, b, m).spawn(2)[0])  # as compare
+            p = np.array([  # the p-values of compare (same test code, same streams)
+                paired_inference(x[:, col[r]] - x[:, col[b]], test, n_resamples=n_resamples,
+                                 rng=_st.pair_rng(seed, r, b, m).spawn(2)[0]).p
                 for r, b in pairs
             ])
+        p = np.where([degenerate_reason(row) is not None for row in d], np.nan, p)
+        _warn_untestable(fn, m, d)
         sig = np.nan_to_num(p, nan=1.0) <= alpha
         asl = pl.DataFrame({
             "measure": m, "run": [r for r, _ in pairs], "baseline": [b for _, b in pairs],
@@ -182,7 +189,8 @@ def discriminative_power(
         summary.append({"measure": m, "test": test, "alpha": alpha, "n_runs": len(data.runs),
                         "n_queries": x.shape[0], "n_pairs": len(pairs),
                         "n_significant": int(sig.sum()),
-                        "discriminative_power": float(sig.mean())})
+                        "discriminative_power": float(sig.mean())
+                        if x.shape[0] >= MIN_QUERIES else float("nan")})
     out = pl.DataFrame(summary, schema=_DP_SCHEMA, orient="row")
     asl_all = pl.concat(parts).select(list(_ASL_SCHEMA)).cast(_ASL_SCHEMA)  # type: ignore[arg-type]
     return DiscriminativePower(to_native(out, data.kind), to_native(asl_all, data.kind))
@@ -313,6 +321,10 @@ def stability(
             raise SearchEvalError(
                 f"stability(sizes={size_list}): {big[0]} is more than the {nq} queries of "
                 f"measure {m!r}; use sizes between 1 and {nq}.")
+        if nq < MIN_QUERIES:
+            warnings.warn(f"stability: measure {m!r} has {nq} queries (too few queries; at "
+                          f"least {MIN_QUERIES}); its τ and swap rates are NaN.", UserWarning,
+                          stacklevel=2)
         i, j = np.triu_indices(nr, 1)
         if not isinstance(bins, Sequence | np.ndarray):
             top = float(np.abs(full[i] - full[j]).max()) or 1.0
@@ -339,6 +351,8 @@ def stability(
             # and every statistic is NaN when the full ranking itself is one big tie
             tau = np.concatenate(taus)
             tau = tau[~np.isnan(tau)] if (~np.isnan(tau)).any() else np.full(1, np.nan)
+            if nq < MIN_QUERIES:  # a "τ = 1" on two queries would only look stable (#26)
+                tau, ncomp = np.full(1, np.nan), np.zeros_like(ncomp)
             row: dict[str, Any] = {"measure": m, "size": s, "n_samples": n_samples,
                                    "n_queries": nq, "n_runs": nr,
                                    "tau_mean": float(np.mean(tau)),
@@ -360,3 +374,14 @@ def stability(
                    "n_comparisons": pl.Int64, "n_swaps": pl.Int64, "swap_rate": pl.Float64}
     swaps = pl.DataFrame(swap_rows, schema=swap_schema, orient="row")
     return Stability(to_native(summary, data.kind), to_native(swaps, data.kind))
+
+
+def _warn_untestable(fn: str, measure: str, d: np.ndarray) -> None:
+    """One warning naming how many run pairs cannot be tested, and why."""
+    reasons = [degenerate_reason(row) for row in d]
+    bad = [r for r in reasons if r is not None]
+    if bad:
+        kinds = ", ".join(f"{bad.count(r)} {r}" for r in dict.fromkeys(bad))
+        warnings.warn(f"{fn}: {len(bad)} of {len(reasons)} run pairs on {measure!r} cannot be "
+                      f"tested ({kinds}); their p-values are NaN and they count as not "
+                      "significant.", UserWarning, stacklevel=3)

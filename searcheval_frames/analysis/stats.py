@@ -1,10 +1,8 @@
 """Paired significance tests, bootstrap intervals, effect sizes and p-value corrections.
 
-The building blocks of :func:`searcheval_frames.compare`. Every function works on
-numpy arrays of per-query scores that are already *paired*: ``x[i]`` and ``y[i]``
-are the scores of the two systems on the same query. Nothing here loops over
-queries; resampling is vectorised (and batched to bound memory) by
-:mod:`scipy.stats`, which does the actual work wherever it has the method:
+Building blocks of :func:`searcheval_frames.compare`, on numpy arrays of *paired*
+per-query scores (``x[i]``, ``y[i]``: two systems on one query). Resampling is
+vectorised and batched by :mod:`scipy.stats`, which does the work wherever it can:
 
 * paired t-test: :func:`scipy.stats.ttest_rel`;
 * Wilcoxon signed-rank test: :func:`scipy.stats.wilcoxon`;
@@ -19,10 +17,10 @@ queries; resampling is vectorised (and batched to bound memory) by
 * multiple testing: Bonferroni, Holm (step-down) and Benjamini–Hochberg /
   Benjamini–Yekutieli (:func:`scipy.stats.false_discovery_control`).
 
-Degenerate inputs get defined answers instead of scipy's NaN-with-warning: when
-every difference is zero, the p-value is 1, the interval ``[0, 0]`` and the
-effect size 0; when every difference is the same non-zero constant, the
-interval is that constant and the effect size is undefined (NaN).
+Degenerate inputs never look certain (issue #26): with fewer than 3 queries, every
+difference zero or every difference equal, :func:`paired_test` returns NaN (see
+:mod:`~searcheval_frames.analysis.degenerate`); the effect size is 0 when every
+difference is zero and NaN when they are one non-zero constant.
 
 >>> import numpy as np
 >>> from searcheval_frames.stats import paired_test, effect_size
@@ -42,6 +40,7 @@ from typing import Any
 import numpy as np
 
 from ..errors import InvalidOptionError, SearchEvalError
+from .degenerate import degenerate_reason
 
 __all__ = [
     "CI_METHODS",
@@ -91,6 +90,7 @@ CORRECTIONS: dict[str, str] = {
     "by": "by",
     "fdr_by": "by",
     "benjamini-yekutieli": "by",
+    "tukey": "tukey", "tukey-hsd": "tukey",
 }
 
 CORRECTION_LABELS: dict[str, str] = {
@@ -99,6 +99,7 @@ CORRECTION_LABELS: dict[str, str] = {
     "holm": "Holm correction",
     "bh": "Benjamini–Hochberg FDR",
     "by": "Benjamini–Yekutieli FDR",
+    "tukey": "Tukey HSD over all pairs of runs",
 }
 
 #: Accepted confidence-interval methods.
@@ -107,6 +108,7 @@ CI_METHODS: dict[str, str] = {
     "percentile": "percentile",
     "basic": "basic",
     "t": "t",
+    "test": "the test's own interval",
 }
 
 _ALTERNATIVES = ("two-sided", "greater", "less")
@@ -195,8 +197,8 @@ def progress(total: int, desc: str = "resampling", *, enabled: bool = True,
              delay: float = 2.0) -> Iterator[None]:
     """Show a tqdm progress bar over ``total`` resampling calls, if that takes over ``delay`` s.
 
-    Every :func:`bootstrap_ci` and :func:`paired_test` call made inside the block
-    advances the bar by one. tqdm is optional: without it (or with
+    Every :func:`bootstrap_ci` and :func:`paired_test` call inside the block (and every
+    :func:`tick`) advances the bar. tqdm is optional: without it (or with
     ``enabled=False``) nothing is shown. The bar appears only once ``delay``
     seconds have passed, so quick work stays silent.
     """
@@ -218,9 +220,11 @@ def progress(total: int, desc: str = "resampling", *, enabled: bool = True,
             bar.close()
 
 
-def _tick() -> None:
+def tick(n: int = 1) -> None:
+    """Advance the innermost :func:`progress` bar by ``n`` resampling calls."""
     if _BARS:
-        _BARS[-1].update(1)
+        _BARS[-1].update(n)
+
 
 
 def _rng_kwargs(func: Any, rng: np.random.Generator) -> dict[str, Any]:
@@ -313,8 +317,9 @@ def paired_test(
     Returns
     -------
     float
-        The p-value; 1.0 when all differences are zero; NaN when the test is
-        undefined (e.g. a t-test on a single query).
+        The p-value; NaN when the data cannot be tested
+        (:func:`~searcheval_frames.analysis.degenerate.degenerate_reason`: fewer than 3
+        queries, all differences zero, or all equal).
 
     Examples
     --------
@@ -325,7 +330,7 @@ def paired_test(
         return _paired_test(x, y, test, alternative=alternative, n_resamples=n_resamples,
                             rng=rng, **options)
     finally:
-        _tick()
+        tick()
 
 
 def _paired_test(x: Any, y: Any, test: str, *, alternative: str, n_resamples: int,
@@ -336,15 +341,11 @@ def _paired_test(x: Any, y: Any, test: str, *, alternative: str, n_resamples: in
     _check_alternative(alternative)
     name = canonical_test(test)
     d = x - y
-    if d.size == 0:
+    if degenerate_reason(d) is not None:  # too few queries, all ties, no spread (#26)
         return float("nan")
-    if not d.any():
-        return 1.0
     with warnings.catch_warnings():
         warnings.simplefilter("ignore", RuntimeWarning)
         if name == "t":
-            if d.size < 2:
-                return float("nan")
             return float(stats.ttest_rel(x, y, alternative=alternative, **options).pvalue)
         if name == "wilcoxon":
             return float(stats.wilcoxon(x, y, alternative=alternative, **options).pvalue)
@@ -396,7 +397,7 @@ def bootstrap_ci(
         return _bootstrap_ci(x, y, confidence=confidence, method=method,
                              n_resamples=n_resamples, rng=rng)
     finally:
-        _tick()
+        tick()
 
 
 def _bootstrap_ci(x: Any, y: Any, *, confidence: float, method: str, n_resamples: int,
@@ -405,13 +406,14 @@ def _bootstrap_ci(x: Any, y: Any, *, confidence: float, method: str, n_resamples
 
     x, y = _paired_arrays(x, y)
     method = canonical_ci_method(method)
+    if method == "test":
+        raise SearchEvalError("bootstrap_ci(method='test'): that interval comes with its test "
+                              "(analysis.inference.paired_inference); or use method='bca'")
     if not 0 < confidence < 1:
         raise SearchEvalError(f"ci={confidence!r}: the confidence level must be in (0, 1), e.g. 0.95")
     d = x - y
-    if d.size == 0:
+    if degenerate_reason(d) is not None:  # never a zero-width "interval" (#26)
         return float("nan"), float("nan")
-    if _constant(d):
-        return float(np.mean(d)), float(np.mean(d))
     if method == "t":
         mean = float(np.mean(d))
         half = float(stats.t.ppf(0.5 + confidence / 2, d.size - 1)) * float(
@@ -468,6 +470,9 @@ def adjust_pvalues(pvalues: Sequence[float] | np.ndarray, method: str | None = "
     from scipy import stats
 
     method = canonical_correction(method)
+    if method == "tukey":
+        raise SearchEvalError("adjust_pvalues(method='tukey'): Tukey HSD needs the scores; "
+                              "use sef.compare(correction='tukey') or sef.leaderboard")
     p = np.asarray(pvalues, dtype=np.float64).copy()
     if p.ndim != 1:
         raise SearchEvalError("pvalues must be one-dimensional")

@@ -294,6 +294,8 @@ class Table:
         if row is None:
             return Cell("—")
         sig = bool(row["significant"])
+        if row.get("reason") and key in ("ci", "p_value", "p_adjusted"):
+            return Cell(f"cannot be tested ({row['reason']})" if key == "ci" else "—")
         if key == "delta":
             d = row["delta"]
             sign = 0 if _nan(d) or round(d, self.digits) == 0 else (1 if d > 0 else -1)
@@ -319,7 +321,8 @@ class Table:
         raise AssertionError(key)  # pragma: no cover
 
     def _label(self, key: str) -> str:
-        corr = {"none": "", "bonferroni": "Bonf.", "holm": "Holm", "bh": "BH", "by": "BY"}
+        corr = {"none": "", "bonferroni": "Bonf.", "holm": "Holm", "bh": "BH", "by": "BY",
+                "tukey": "Tukey"}
         return {
             "mean": "mean",
             "delta": "Δ abs (rel)",

@@ -94,10 +94,10 @@ def report(
         Page title (default ``"Search quality: <run> vs <baseline>"``).
     test, correction, alpha, ci, ci_method, n_resamples, seed
         As for :func:`~searcheval_frames.compare` (paired t-test, Holm, 0.05, 95%
-        interval, 10,000 resamples, seed 0). ``ci_method="auto"`` (default): the BCa
-        bootstrap up to 2,000 queries, the Student t interval of the mean difference
-        above (no resampling: on 7,000 queries x 20 runs BCa took minutes, and with
-        that many queries the two agree); pass ``"bca"`` to insist.
+        interval, 10,000 resamples, seed 0). ``ci_method="auto"`` (default): the
+        interval that inverts the test (Student t for the t-test, Hodges–Lehmann for
+        Wilcoxon, ...) at the level matched to the correction, so interval and p-value
+        agree; pass ``"bca"`` for a separate bootstrap interval.
     relevance_level
         Minimum label that counts as relevant (trec_eval ``-l``) in the binary
         measures (P, R, RR, AP); graded measures (nDCG) use the label as gain. The

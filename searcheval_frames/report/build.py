@@ -94,6 +94,7 @@ class ReportData:
     relevance_level: int = 1  # minimum label counted relevant by the binary measures
     labels: list[int] = field(default_factory=list)  # the distinct labels of the qrels
     check: list[str] = field(default_factory=list)  # sef.check's banner (issue #22)
+    leaderboard: Any = None  # all runs on the focus measure as one family (> 2 runs; #26)
 
 
 def _render(ax: Any, name: str, title: str, caption: str, tmp: Path) -> Figure:
@@ -180,7 +181,8 @@ def _check(opts: dict[str, Any]) -> dict[str, Any]:
     return o
 
 
-#: ``ci_method="auto"``: BCa bootstrap up to this many queries, the Student t interval above
+#: Kept for callers of the former ``ci_method="auto"`` rule; "auto" is now the test's own
+#: interval (issue #26) whatever the number of queries.
 AUTO_BCA_QUERIES = 2_000
 
 
@@ -219,10 +221,9 @@ def build(runs: Any, qrels: Any, **options: Any) -> ReportData:
         t = time.perf_counter()
         n_pairs = (len(names) - 1) * len(measures)
         if o["ci_method"] == "auto":
-            # BCa where resampling is affordable; Student t beyond AUTO_BCA_QUERIES queries,
-            # where the mean of the differences is close to normal and BCa converges to it
-            n_q = qrels_df.get_column("query_id").n_unique()
-            o["ci_method"] = "bca" if n_q <= AUTO_BCA_QUERIES else "t"
+            # the interval that inverts the test, at the level matched to the correction, so
+            # the interval and the p-value cannot disagree (issue #26)
+            o["ci_method"] = "test"
         show = o["progress"] if o["progress"] is not None else True
         with _st.progress(2 * n_pairs, desc="report: tests and CIs", enabled=show):
             cmp = compare(per_query, baseline=base,
@@ -265,6 +266,11 @@ def build(runs: Any, qrels: Any, **options: Any) -> ReportData:
                                  prefix=prefix)))
 
     power_note = _power_note(cmp.per_query, base, run, focus, cmp.alpha)
+    from . import leaderboard_section as _lbs
+
+    t = time.perf_counter()
+    board = _lbs.compute(cmp.per_query, cmp.runs, focus, o, progress=show)
+    times["leaderboard"] = time.perf_counter() - t
 
     t = time.perf_counter()
     pq_focus = cmp.per_query.filter(pl.col("measure") == focus)
@@ -309,6 +315,14 @@ def build(runs: Any, qrels: Any, **options: Any) -> ReportData:
             warnings.simplefilter("ignore")
             figures = _figures({"baseline": base, "run": run, "focus": focus,
                                 "depth": o["depth"]}, run_df, qrels_df, cmp)
+            if board is not None:
+                from ..figures.leaderboard import leaderboard_plot
+
+                with tempfile.TemporaryDirectory() as tmp:
+                    figures.append(_render(
+                        leaderboard_plot(board), "leaderboard", f"Leaderboard on {focus}",
+                        f"{board.describe_method()}. Bars: comparison intervals (no overlap = "
+                        "significant); right: rank interval and group letters.", Path(tmp)))
         times["figures"] = time.perf_counter() - t
 
     slices = None
@@ -340,7 +354,8 @@ def build(runs: Any, qrels: Any, **options: Any) -> ReportData:
         title=title, baseline=base, run=run, runs=cmp.runs, measures=measure_names, focus=focus,
         depth=o["depth"], k=o["k"], comparison=cmp, summary=summary, diffs=diffs,
         coverage=cov, low_coverage=low, bounds=bounds, verdicts=verdicts,
-        headline=overall([v[0] for v in verdicts]), losses=losses, wins=wins, figures=figures,
+        headline=_lbs.headline(board, base, overall([v[0] for v in verdicts])),
+        leaderboard=board, losses=losses, wins=wins, figures=figures,
         notes=notes, provenance=provenance(inputs, shown, o.get("command")), timings=times,
         n_queries=int(cmp.means.get_column("n_queries").max() or 0),  # type: ignore[arg-type]
         min_judged=o["min_judged"], digits=o["digits"], power=power_note, slices=slices,
@@ -355,16 +370,15 @@ def _power_note(per_query: pl.DataFrame, base: str, run: str, focus: str, alpha:
 
     pq = per_query.filter(pl.col("measure") == focus, pl.col("run").is_in([base, run]))
     try:
-        row = pl.DataFrame(power(pq, baseline=base, measure=focus, alpha=alpha)).row(0, named=True)
+        with warnings.catch_warnings():
+            warnings.simplefilter("ignore")
+            row = pl.DataFrame(power(pq, baseline=base, measure=focus, alpha=alpha)).row(
+                0, named=True)
     except SearchEvalError:  # too few queries, or no variation: nothing to say
         return ""
-    n, detect = row["n_queries"], row["detectable_delta"]
+    detect = row["detectable_delta"]
     if math.isnan(detect) or detect <= 0:  # no variation: nothing to detect
         return ""
-    half = detect / 2
-    need = pl.DataFrame(power(pq, baseline=base, measure=focus, alpha=alpha, delta=half))
-    return (f"With {n} queries a change in {focus} of {detect:.3f} or more is detectable "
-            f"(paired t-test, 80% power, alpha {alpha:g}); detecting {half:.3f} would need "
-            f"about {need.item(0, 'n_needed')} queries (sef.power).")
+    from ..analysis.power import power_sentence  # the one definition (README, docs: #26)
 
-
+    return "Power: " + power_sentence(row) + " (sef.power)"

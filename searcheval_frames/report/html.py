@@ -176,6 +176,8 @@ def _figures(data: ReportData) -> str:
 
 def fragment(data: ReportData) -> str:
     """The report as an HTML fragment (a ``div.sef-report`` with its own ``<style>``)."""
+    from . import leaderboard_section as _lbs
+
     cmp = data.comparison
     others = [r for r in data.runs if r != data.baseline]
     shown = run_names(data)
@@ -207,6 +209,7 @@ def fragment(data: ReportData) -> str:
         f'<p class="method">Method: {_e(cmp.describe_method())}.</p>',
         notes,
         "</section>",
+        _lbs.html_section(data.leaderboard),
         '<section id="summary"><h2>All runs</h2>', summary, "</section>",
         '<section id="before-after"><h2>Before → after</h2>', before_after, "</section>",
         data.slices.html() if data.slices is not None else "",

@@ -55,6 +55,9 @@ def markdown(data: ReportData, figures_dir: str = "figures") -> str:
         lines += ["", data.power]
     lines += ["", f"Method: {cmp.describe_method()}.", ""]
     lines += [f"> ⚠ {n}" for n in data.notes]
+    from .leaderboard_section import markdown_section
+
+    lines += ["", *markdown_section(data.leaderboard)]
     lines += ["", "## All runs", "", table(data, "wide", ["mean"]).to_markdown(), ""]
     if names_note(data):
         lines += [names_note(data), ""]

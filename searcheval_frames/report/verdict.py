@@ -3,13 +3,14 @@
 The wording rules, in order:
 
 * no difference at all (every query ties): ``no change``;
-* no p-value (fewer than two queries, or the test is undefined): ``cannot be tested``;
+* no p-value (a ``reason``: too few queries, all ties, no spread; see
+  :mod:`searcheval_frames.analysis.inference`): ``cannot be tested (<reason>)``;
 * the confidence interval of Δ contains 0 (or lies on the other side of 0 than Δ):
   ``not a reliable change`` — whatever the sign of Δ, the data are consistent with no
   effect;
 * the interval excludes 0 but the adjusted p-value is above alpha: ``not significant
-  after <correction>`` (the interval is per comparison, the p-value is corrected for
-  the number of comparisons);
+  after <correction>`` (only with a separately chosen interval: the default interval
+  inverts the test at the level matched to the correction, so the two agree);
 * both agree: ``reliably better`` (Δ > 0) or ``reliably worse`` (Δ < 0).
 
 So a verdict says "better" only when the interval lies above 0 and the corrected test
@@ -25,7 +26,7 @@ __all__ = ["cell_text", "overall", "p_text", "signed", "verdict", "verdict_kind"
 
 MINUS = "−"
 _CORR = {"none": "", "bonferroni": "Bonferroni", "holm": "Holm", "bh": "Benjamini–Hochberg",
-         "by": "Benjamini–Yekutieli"}
+         "by": "Benjamini–Yekutieli", "tukey": "Tukey HSD"}
 
 
 def _nan(v: Any) -> bool:
@@ -100,7 +101,8 @@ def verdict(row: dict[str, Any], *, ci: float, correction: str, alpha: float,
     nums = (f"{signed(row['delta'])}{pct}, {ci:.0%} CI [{signed(row['ci_low'])}, "
             f"{signed(row['ci_high'])}], {p_text(row['p_adjusted'])}{after}")
     if kind == "untestable":
-        return head + f"{signed(row['delta'])}{pct} — cannot be tested (too few queries)"
+        why = row.get("reason") or "too few queries"
+        return head + f"{signed(row['delta'])}{pct} — cannot be tested ({why})"
     text = {
         "unreliable": "not a reliable change",
         "not_significant": f"not significant after correcting for multiple comparisons ({corr})",
