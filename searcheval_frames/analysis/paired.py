@@ -19,6 +19,7 @@ import polars as pl
 
 from ..errors import EmptyInputError, SearchEvalError, UnknownMeasureError
 from ..frames import Kind, input_kind
+from ..optional import require
 from ..options import check_choice, check_str_list
 from .compare import Comparison
 from .pairs import pair_queries as _pair_queries
@@ -179,7 +180,7 @@ def row_pvalues(
     """p-values of a paired test on every row of a (samples x queries) difference matrix,
     vectorised; equal to :func:`~searcheval_frames.analysis.stats.paired_test` row by row
     for ``"t"``, ``"wilcoxon"`` and ``"sign"`` (Monte Carlo for ``"permutation"``)."""
-    from scipy import stats
+    stats = require("scipy.stats", "paired tests")
 
     d = np.atleast_2d(np.asarray(d, dtype=np.float64))
     zero = ~d.any(axis=1)

@@ -47,6 +47,7 @@ import polars as pl
 
 from ..errors import SearchEvalError, SearchEvalWarning
 from ..frames import to_native
+from ..optional import require
 from ..options import check_choice, check_float, check_int, check_optional_int
 from . import stats as _st
 from .paired import load_paired, pooled_sd, row_pvalues, run_pairs
@@ -69,7 +70,7 @@ def t_power(
     >>> round(float(t_power(0.5, 34, 0.05)), 4)
     0.8078
     """
-    from scipy import stats
+    stats = require("scipy.stats", "sef.power")
 
     effect = np.asarray(effect, dtype=np.float64)
     n = np.asarray(n, dtype=np.float64)
@@ -87,7 +88,7 @@ def t_power(
 def _upper_tail(crit: Any, df: Any, nc: Any) -> np.ndarray:
     """P(t'(df, nc) >= crit); scipy's nct returns NaN deep in a tail, so try the
     equivalent forms and fall back to 0 / 1 where all of them fail."""
-    from scipy import stats
+    stats = require("scipy.stats", "sef.power")
 
     with np.errstate(all="ignore"):
         p = np.asarray(stats.nct.sf(crit, df, nc), dtype=np.float64)

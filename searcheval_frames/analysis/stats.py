@@ -42,6 +42,7 @@ from typing import Any
 import numpy as np
 
 from ..errors import InvalidOptionError, SearchEvalError
+from ..optional import require
 
 __all__ = [
     "CI_METHODS",
@@ -330,7 +331,7 @@ def paired_test(
 
 def _paired_test(x: Any, y: Any, test: str, *, alternative: str, n_resamples: int,
                  rng: np.random.Generator | int | None, **options: Any) -> float:
-    from scipy import stats
+    stats = require("scipy.stats", "paired tests and intervals")
 
     x, y = _paired_arrays(x, y)
     _check_alternative(alternative)
@@ -401,7 +402,7 @@ def bootstrap_ci(
 
 def _bootstrap_ci(x: Any, y: Any, *, confidence: float, method: str, n_resamples: int,
                   rng: np.random.Generator | int | None) -> tuple[float, float]:
-    from scipy import stats
+    stats = require("scipy.stats", "paired tests and intervals")
 
     x, y = _paired_arrays(x, y)
     method = canonical_ci_method(method)
@@ -465,7 +466,7 @@ def adjust_pvalues(pvalues: Sequence[float] | np.ndarray, method: str | None = "
     >>> adjust_pvalues([0.01, 0.04, 0.03], "bh").round(4).tolist()
     [0.03, 0.04, 0.04]
     """
-    from scipy import stats
+    stats = require("scipy.stats", "paired tests and intervals")
 
     method = canonical_correction(method)
     p = np.asarray(pvalues, dtype=np.float64).copy()

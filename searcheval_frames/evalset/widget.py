@@ -30,6 +30,7 @@ from typing import Any
 import polars as pl
 
 from ..errors import SearchEvalError
+from ..optional import require
 from .grades import (
     Grades,
     _docs_table,
@@ -40,14 +41,14 @@ from .grades import (
 )
 from .store import LabelStore
 
+_FEATURE = "sef.label_widget (without it, label with a sheet: sef.export_label_sheet)"
 try:
     import anywidget
     import traitlets
-except ImportError as exc:  # pragma: no cover - depends on the environment
-    raise ImportError(
-        "searcheval_frames.label_widget needs anywidget: pip install 'searcheval_frames[labeling]'"
-        " (or pip install anywidget). Without it, label with a sheet: sef.export_label_sheet."
-    ) from exc
+except ModuleNotFoundError:  # the one friendly message naming the labeling extra
+    require("anywidget", _FEATURE)
+    require("traitlets", _FEATURE)
+    raise
 
 __all__ = ["LabelWidget", "label_widget"]
 

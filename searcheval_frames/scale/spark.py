@@ -76,7 +76,9 @@ def evaluate(
     >>> res = sef.spark.evaluate(run_sdf, qrels_sdf, ["P@10", "nDCG@10", "AP"])  # doctest: +SKIP
     >>> res.show()                                            # doctest: +SKIP
     """
-    from pyspark.sql import functions as F
+    from ..optional import require
+
+    F = require("pyspark.sql.functions", "sef.spark.evaluate")
 
     opts = Options("spark.evaluate", measures, per_query=per_query,
                    relevance_level=relevance_level, missing=missing, depth=depth,
