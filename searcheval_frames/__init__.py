@@ -80,6 +80,12 @@ _LAZY: dict[str, str] = {
     # evaluation at scale: the modules sef.spark and sef.dask
     "spark": "scale",
     "dask": "scale",
+    # JupyterLab: one display setup, optional extras, the default label journal
+    "notebook_setup": "notebook",
+    "MissingDependencyError": "optional",
+    "extra_available": "optional",
+    "extra_note": "optional",
+    "default_journal": "evalset.store",
 }
 
 __all__ = [

@@ -22,6 +22,10 @@ MODULES = [
     "searcheval_frames.io.prefs",
     "searcheval_frames.measures.prefs",
     "searcheval_frames.cli.prefs",
+    "searcheval_frames.optional",
+    "searcheval_frames.notebook",
+    "searcheval_frames.evalset.store",
+    "searcheval_frames.evalset.widget",
 ]
 
 

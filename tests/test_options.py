@@ -207,3 +207,12 @@ def test_pr_curve_takes_every_levels_value_pr_curve_data_takes():
     for levels in ("11pt", "11-pt", "ALL", 1, 20, [0.0, 0.25, 1.0]):
         sef.pr_curve_data(RUN, QRELS, levels=levels)
         plt.close(sef.pr_curve(RUN, QRELS, levels=levels).figure)
+
+
+@pytest.mark.parametrize(("option", "bad"), [("order", "random"), ("order", None)])
+def test_bad_label_widget_option_is_refused(tmp_path, option, bad):
+    pytest.importorskip("anywidget")
+    with pytest.raises(InvalidOptionError) as info:
+        sef.label_widget(tmp_path / "l.jsonl", QRELS, assessor="t", **{option: bad})
+    msg = str(info.value)
+    assert option in msg and "label_widget" in msg and "got" in msg, msg
