@@ -28,8 +28,9 @@ from ..errors import SearchEvalError
 from ..frames import DEFAULT_RUN_NAME
 from ..measures import Measure
 from .partitions import Options, evaluate_part, plan, resolve
+from .spark_session import local_session
 
-__all__ = ["evaluate"]
+__all__ = ["evaluate", "local_session"]
 
 
 
