@@ -294,7 +294,8 @@ def optimize_fusion(
     if method == "rrf":
         columns["k"] = [float(c[0]) for c in cands]
     if w is not None:
-        columns.update({nm: [c[1][j] for c in cands] for j, nm in enumerate(names)})
+        weights = [c[1] or () for c in cands]  # every candidate has weights here
+        columns.update({nm: [cw[j] for cw in weights] for j, nm in enumerate(names)})
     columns["train"] = list(train)
     table = pl.DataFrame(columns).with_row_index("_i")
     table = table.sort(["train", "_i"], descending=[True, False]).drop("_i")
