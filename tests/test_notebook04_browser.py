@@ -131,6 +131,7 @@ def test_notebook04_labels_survive_restart_and_rerun(tmp_path: Path) -> None:
                 assert after["done"] == start["done"] + 4, (start, after)  # nothing lost
                 assert after["total"] == start["total"]
                 assert (after["query"], after["doc"]) not in {r[:2] for r in labels_before}
+                box.scroll_into_view_if_needed()
                 _shot(page, "nb04_widget_resumed.png")
             except Exception:
                 with contextlib.suppress(Exception):
