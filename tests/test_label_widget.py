@@ -133,3 +133,14 @@ def test_widget_module_path_is_shown_absolute(tmp_path, monkeypatch):
     monkeypatch.chdir(tmp_path)
     w = sef.label_widget(Path("rel") / "x.jsonl", POOL, assessor="me")
     assert w.journal == str(tmp_path / "rel" / "x.jsonl")
+
+
+def test_labelling_another_document_by_code_leaves_the_view(tmp_path):
+    w = sef.label_widget(tmp_path / "l.jsonl", POOL, assessor="me")
+    shown = w.position
+    w.label(1, index=3)  # not the one on screen: the view stays
+    assert w.position == shown and w.progress["done"] == 1
+    w.label(0)  # the one on screen: the view moves on to the next unlabelled
+    assert w.position not in (shown, 3)
+    assert (w._items[w.position]["query_id"], w._items[w.position]["doc_id"]) not in {
+        (q, d) for q, d, _ in LabelStore(tmp_path / "l.jsonl").qrels().rows()}

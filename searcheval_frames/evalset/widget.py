@@ -205,7 +205,9 @@ class LabelWidget(anywidget.AnyWidget):
         """Label the shown document (or the one at ``index``) and save it at once.
 
         The label is appended to the store's journal and ``fsync``-ed before this
-        returns; then the widget shows the next unlabelled document (``advance=True``).
+        returns; then, when the labelled document is the one shown, the widget shows
+        the next unlabelled document (``advance=True``). Labelling another document by
+        ``index`` (e.g. a notebook cell labelling by code) leaves the view where it is.
         Returns the record written.
         """
         i = self._pos if index is None else index
@@ -216,7 +218,7 @@ class LabelWidget(anywidget.AnyWidget):
         self._labels[(q, d)] = rec["label"]
         self.saved_count += 1
         self.status = f"saved {q} / {d} = {rec['label']} ({rec['time'][11:19]} UTC)"
-        if advance:
+        if advance and i == self._pos:
             nxt = self._first_unlabelled((i + 1) % len(self._items))
             if self._key(nxt) in self._labels:  # everything is labelled
                 self.status += " · all documents of the pool are labelled"
