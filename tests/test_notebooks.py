@@ -31,6 +31,8 @@ HARMLESS: dict[str, str] = {
     # a SearchEvalWarning a notebook shows on purpose (missing queries scored as 0)
     r"SearchEvalWarning": "the notebooks show the package's own warnings on purpose",
     r"^\s*warnings\.warn\(|^\s*sef\.\w+\(|^\s*\w+ = sef\.": "the source line under a warning",
+    # printed by the java launcher for Spark 4's vector module, not a log line (05)
+    r"^WARNING: Using incubator modules: jdk\.incubator\.vector$": "Java's note on Spark's module",
 }
 
 #: text that must never be displayed
