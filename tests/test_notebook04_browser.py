@@ -2,8 +2,8 @@
 
 A copy of notebooks/04_build_an_evaluation_set.ipynb (with ``data/`` linked beside it)
 is opened in a real JupyterLab; Run All shows the label widget (the notebook's own cell
-then labels the top-10 holes by code); the test labels more documents with two clicks
-and two keys pressed 40 ms apart, restarts the kernel (the old widget must say
+then labels the top-10 holes by code); the test labels more documents with a key before
+any click (the widget took the keyboard), two clicks and two keys pressed 40 ms apart, restarts the kernel (the old widget must say
 "disconnected"), runs all cells again and checks that the widget resumes with every
 label counted and that the journal on disk, ``notebooks/labels/me.jsonl``, holds every
 label given — the journal's default place, not a temporary folder.
@@ -91,15 +91,22 @@ def test_notebook04_labels_survive_restart_and_rerun(tmp_path: Path) -> None:
                 assert start["connected"] == "true"
                 _shot(page, "nb04_widget_after_run_all.png")
 
-                # two clicks: each labels the document on screen
+                # the widget took the keyboard when it appeared: a key works before any click
+                assert start["focused"] == "true"
+                assert "keys go to this widget" in page.inner_text(".sef-lw-focus")
                 given = []
+                page.keyboard.press("2")
+                wait_saved(page, start["saved"] + 1)
+                given.append((start["query"], start["doc"], 2))
+                # two clicks: each labels the document on screen
                 for grade in (2, 0):
                     s = _widget_state(page)
                     page.click(f".sef-lw button.sef-lw-grade[data-grade='{grade}']")
                     wait_saved(page, s["saved"] + 1)
                     given.append((s["query"], s["doc"], grade))
-                    page.wait_for_function(
-                        f"() => document.querySelector('.sef-lw').dataset.docId !== '{s['doc']}'")
+                    page.wait_for_function(  # (a doc id can come back under the next query)
+                        "() => { const d = document.querySelector('.sef-lw').dataset;"
+                        f" return d.docId !== '{s['doc']}' || d.queryId !== '{s['query']}'; }}")
                 # two keys 40 ms apart: one document each, the first the one on screen
                 s = _widget_state(page)
                 assert s["focused"] == "true", "a click gives the widget the keyboard"
@@ -109,12 +116,12 @@ def test_notebook04_labels_survive_restart_and_rerun(tmp_path: Path) -> None:
                 wait_saved(page, s["saved"] + 2)
                 _shot(page, "nb04_widget_after_labelling.png")
                 lines = LabelStore(journal).records()
-                assert lines.height == by_code + 4
-                tail = list(lines.tail(4).select("query_id", "doc_id", "label").iter_rows())
-                assert tail[:2] == given
-                assert tail[2][:2] == (s["query"], s["doc"]) and tail[2][2] == 1
-                assert tail[3][2] == 3 and tail[3][:2] != tail[2][:2]
-                assert len({r[:2] for r in tail}) == 4  # four different documents
+                assert lines.height == by_code + 5
+                tail = list(lines.tail(5).select("query_id", "doc_id", "label").iter_rows())
+                assert tail[:3] == given
+                assert tail[3][:2] == (s["query"], s["doc"]) and tail[3][2] == 1
+                assert tail[4][2] == 3 and tail[4][:2] != tail[3][:2]
+                assert len({r[:2] for r in tail}) == 5  # five different documents
                 labels_before = sorted(LabelStore(journal).qrels().rows())
 
                 restart_kernel(page)
@@ -128,7 +135,7 @@ def test_notebook04_labels_survive_restart_and_rerun(tmp_path: Path) -> None:
                 wait_all_executed(page, timeout_ms=600_000)
                 timings["second Run All"] = time.monotonic() - t0
                 after = _widget_state(page)
-                assert after["done"] == start["done"] + 4, (start, after)  # nothing lost
+                assert after["done"] == start["done"] + 5, (start, after)  # nothing lost
                 assert after["total"] == start["total"]
                 assert (after["query"], after["doc"]) not in {r[:2] for r in labels_before}
                 box.scroll_into_view_if_needed()
@@ -144,6 +151,6 @@ def test_notebook04_labels_survive_restart_and_rerun(tmp_path: Path) -> None:
     # the journal on disk holds every label given, each once (the re-run adds none)
     store = LabelStore(journal)
     assert sorted(store.qrels().rows()) == labels_before
-    assert store.records().height == by_code + 4
+    assert store.records().height == by_code + 5
     assert not list(tmp_path.glob("**/sef-labels-*"))  # no temporary label folders
     print("notebook 04 in JupyterLab: " + ", ".join(f"{k} {v:.1f} s" for k, v in timings.items()))
