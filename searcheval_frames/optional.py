@@ -110,7 +110,13 @@ def extra_available(extra: str) -> bool:
 
     if extra not in EXTRAS:
         raise ValueError(f"extra={extra!r}: use one of {sorted(EXTRAS)}")
-    return all(importlib.util.find_spec(mod) is not None for mod in EXTRAS[extra])
+    def found(mod: str) -> bool:
+        try:
+            return importlib.util.find_spec(mod) is not None
+        except (ImportError, ValueError):  # an import hook refused it, or a broken install
+            return False
+
+    return all(found(mod) for mod in EXTRAS[extra])
 
 
 def extra_note(extra: str, what: str) -> str:

@@ -162,3 +162,29 @@ def test_cell_to_copy_runs_alone_in_a_fresh_kernel(path: Path, tmp_path: Path, m
     for o in outs:  # (its tables show with the user's own display settings: shape lines ok)
         for pattern, what in STRAY[:-1]:
             assert not re.search(pattern, _text(o), re.M), f"{path.name}: cell to copy shows {what}"
+
+
+HIDE = '''import sys, importlib.abc
+class _Hide(importlib.abc.MetaPathFinder):  # as if dask and pyspark were not installed
+    def find_spec(self, name, path=None, target=None):
+        if name.split(".")[0] in {"dask", "distributed", "pyspark"}:
+            raise ModuleNotFoundError(f"No module named {name!r}", name=name)
+sys.meta_path.insert(0, _Hide())'''
+
+
+@pytest.mark.slow
+def test_scale_notebook_notes_missing_engines_instead_of_failing(tmp_path: Path, monkeypatch):
+    """05 with dask and pyspark hidden: no traceback, a note naming each extra."""
+    nbformat = pytest.importorskip("nbformat")
+    nbdir = _copy_tree(tmp_path)
+    nb = nbformat.read(nbdir / "05_at_scale.ipynb", as_version=4)
+    nb.cells.insert(0, nbformat.v4.new_code_cell(HIDE))
+    _execute(nb, nbdir, monkeypatch)
+    errors = [o for _, o in _outputs(nb) if o.get("output_type") == "error"]
+    assert not errors, errors
+    assert not _unexpected_stderr(nb), _unexpected_stderr(nb)
+    text = "".join(_text(o) for _, o in _outputs(nb))
+    assert "Section 3 (Dask) needs the 'dask' extra" in text
+    assert "pip install 'searcheval_frames[dask]'" in text
+    assert "Section 4 (Spark) needs the 'spark' extra" in text
+    assert "identical to in memory: True" in text  # sections 1-2 ran

@@ -59,10 +59,13 @@ def _run_hidden(hidden: tuple[str, ...], code: str, cwd) -> subprocess.Completed
 
 @pytest.mark.parametrize("extra", sorted(FEATURES))
 def test_missing_extra_gives_one_friendly_message(extra: str, tmp_path) -> None:
+    others = sorted(set(EXTRAS) - {extra})
     code = f"""
 import polars as pl
 import searcheval_frames as sef
 from searcheval_frames.optional import MissingDependencyError
+assert not sef.extra_available("{extra}")
+assert all(sef.extra_available(e) for e in {others!r})
 try:
     {FEATURES[extra]}
 except MissingDependencyError as exc:
