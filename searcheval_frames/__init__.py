@@ -98,6 +98,12 @@ _LAZY: dict[str, str] = {
     "judge": "evalset.judges",
     "judge_agreement": "evalset.judges",
     "fill_holes": "evalset.judges",
+    # JupyterLab: one display setup, optional extras, the default label journal
+    "notebook_setup": "notebook",
+    "MissingDependencyError": "optional",
+    "extra_available": "optional",
+    "extra_note": "optional",
+    "default_journal": "evalset.store",
 }
 
 __all__ = [

@@ -19,7 +19,7 @@ PKG = Path(__file__).resolve().parents[1] / "searcheval_frames"
 #: the subpackage and everything in it; "demo" is demo.py). Within one layer, entries
 #: are ordered too: a later entry may import an earlier one, never the reverse.
 LAYERS: list[list[str]] = [
-    ["version", "errors", "options"],
+    ["version", "errors", "optional", "notebook", "options"],
     ["frames"],
     ["io", "measures"],
     ["core"],

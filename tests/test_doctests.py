@@ -33,6 +33,10 @@ MODULES = [
     "searcheval_frames.frames.display",
     "searcheval_frames.report.baseline",
     "searcheval_frames.figures.style",
+    "searcheval_frames.optional",
+    "searcheval_frames.notebook",
+    "searcheval_frames.evalset.store",
+    "searcheval_frames.evalset.widget",
 ]
 
 

@@ -270,3 +270,12 @@ def test_unknown_test_options_and_query_diff_keywords_name_the_function_called()
     sef.compare(_per_query(), test="wilcoxon", test_options={"zero_method": "pratt"})
     with pytest.raises(UnknownOptionError, match=r"query_diff\(relevence_level=2\)"):
         sef.query_diff(RUN, QRELS, measure="P@1", relevence_level=2)
+
+
+@pytest.mark.parametrize(("option", "bad"), [("order", "random"), ("order", None)])
+def test_bad_label_widget_option_is_refused(tmp_path, option, bad):
+    pytest.importorskip("anywidget")
+    with pytest.raises(InvalidOptionError) as info:
+        sef.label_widget(tmp_path / "l.jsonl", QRELS, assessor="t", **{option: bad})
+    msg = str(info.value)
+    assert option in msg and "label_widget" in msg and "got" in msg, msg

@@ -11,6 +11,8 @@ from typing import Any
 
 import numpy as np
 
+from ..optional import require
+
 __all__ = ["detectable", "n_needed", "t_power", "upper_tail"]
 
 _MAX_N = 10**9  # largest query-set size searched analytically
@@ -24,7 +26,7 @@ def t_power(
     >>> round(float(t_power(0.5, 34, 0.05)), 4)
     0.8078
     """
-    from scipy import stats
+    stats = require("scipy.stats", "sef.power")
 
     effect = np.asarray(effect, dtype=np.float64)
     n = np.asarray(n, dtype=np.float64)
@@ -42,7 +44,7 @@ def t_power(
 def upper_tail(crit: Any, df: Any, nc: Any) -> np.ndarray:
     """P(t'(df, nc) >= crit); scipy's nct returns NaN deep in a tail, so try the
     equivalent forms and fall back to 0 / 1 where all of them fail."""
-    from scipy import stats
+    stats = require("scipy.stats", "sef.power")
 
     with np.errstate(all="ignore"):
         p = np.asarray(stats.nct.sf(crit, df, nc), dtype=np.float64)

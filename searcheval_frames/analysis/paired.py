@@ -19,6 +19,7 @@ import polars as pl
 
 from ..errors import EmptyInputError, SearchEvalError, UnknownMeasureError
 from ..frames import Kind, input_kind
+from ..optional import require
 from ..options import check_choice, check_str_list
 from .compare import Comparison
 from .degenerate import MIN_QUERIES
@@ -181,7 +182,7 @@ def row_pvalues(
     vectorised; equal to :func:`~searcheval_frames.analysis.stats.paired_test` row by row
     for ``"t"``, ``"wilcoxon"`` and ``"sign"`` (Monte Carlo for ``"permutation"``); NaN
     for rows that cannot be tested."""
-    from scipy import stats
+    stats = require("scipy.stats", "paired tests")
 
     d = np.atleast_2d(np.asarray(d, dtype=np.float64))
     zero = ~d.any(axis=1)

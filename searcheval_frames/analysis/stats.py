@@ -41,6 +41,7 @@ import numpy as np
 
 from ..errors import InvalidOptionError, SearchEvalError
 from .degenerate import degenerate_reason
+from ..optional import require
 
 __all__ = [
     "CI_METHODS",
@@ -335,7 +336,7 @@ def paired_test(
 
 def _paired_test(x: Any, y: Any, test: str, *, alternative: str, n_resamples: int,
                  rng: np.random.Generator | int | None, **options: Any) -> float:
-    from scipy import stats
+    stats = require("scipy.stats", "paired tests and intervals")
 
     x, y = _paired_arrays(x, y)
     _check_alternative(alternative)
@@ -402,7 +403,7 @@ def bootstrap_ci(
 
 def _bootstrap_ci(x: Any, y: Any, *, confidence: float, method: str, n_resamples: int,
                   rng: np.random.Generator | int | None) -> tuple[float, float]:
-    from scipy import stats
+    stats = require("scipy.stats", "paired tests and intervals")
 
     x, y = _paired_arrays(x, y)
     method = canonical_ci_method(method)
@@ -467,7 +468,7 @@ def adjust_pvalues(pvalues: Sequence[float] | np.ndarray, method: str | None = "
     >>> adjust_pvalues([0.01, 0.04, 0.03], "bh").round(4).tolist()
     [0.03, 0.04, 0.04]
     """
-    from scipy import stats
+    stats = require("scipy.stats", "paired tests and intervals")
 
     method = canonical_correction(method)
     if method == "tukey":

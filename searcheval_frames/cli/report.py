@@ -22,6 +22,7 @@ from collections.abc import Sequence
 from typing import Any
 
 from ..errors import SearchEvalError
+from ..optional import MissingDependencyError
 from .common import EXIT_INPUT, EXIT_OK, EXIT_USAGE, _one_line, _read_runs
 
 __all__ = ["build_parser", "main"]
@@ -196,6 +197,9 @@ def main(argv: Sequence[str]) -> int:
         return run_report(args, argv)
     except SearchEvalError as exc:
         print(f"searcheval report: error: {_one_line(exc)}", file=sys.stderr)
+        return EXIT_INPUT
+    except MissingDependencyError as exc:  # e.g. scipy after a bare `pip install .`
+        print(f"searcheval report: error: {exc}", file=sys.stderr)
         return EXIT_INPUT
     except BrokenPipeError:
         return EXIT_OK

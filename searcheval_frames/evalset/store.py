@@ -26,7 +26,7 @@ from ..io.write import _atomic_write
 from .grades import Grades, _parse_label, _pool_pairs, grade_names, normalize_grades
 from .policies import check_policy, settle
 
-__all__ = ["LabelStore"]
+__all__ = ["LabelStore", "default_journal"]
 
 
 def _now() -> str:
@@ -40,6 +40,28 @@ def _default_assessor() -> str:
         return getpass.getuser() or "assessor"
     except Exception:  # no user database (containers)
         return "assessor"
+
+
+def default_journal(assessor: str | None = None) -> Path:
+    """Where labels go when no path is given: ``labels/<assessor>.jsonl`` (absolute).
+
+    The folder is ``labels/`` in the working directory (a notebook's kernel starts in the
+    notebook's folder), never a temporary folder: restart the kernel, run the cell again,
+    and the store finds every label given. Characters other than letters, digits, ``.``,
+    ``-`` and ``_`` in the assessor's name become ``_``.
+
+    Examples
+    --------
+    >>> from searcheval_frames.evalset.store import default_journal
+    >>> p = default_journal("Ana María")
+    >>> p.parent.name, p.name, p.is_absolute()
+    ('labels', 'Ana_Mar_a.jsonl', True)
+    """
+    import re
+
+    name = assessor if assessor is not None else _default_assessor()
+    safe = re.sub(r"[^A-Za-z0-9._-]", "_", name).strip(".") or "assessor"
+    return Path.cwd() / "labels" / f"{safe}.jsonl"
 
 
 @contextlib.contextmanager
@@ -135,7 +157,10 @@ class LabelStore:
     Parameters
     ----------
     path
-        The journal file (created if missing), e.g. ``"labels/alice.jsonl"``.
+        The journal file (created if missing), e.g. ``"labels/alice.jsonl"``. Default
+        (``None``): ``labels/<assessor>.jsonl`` in the working directory — a stable,
+        visible place (:func:`default_journal`), so a restarted kernel that runs the same
+        cell again finds the labels it gave.
     assessor
         Who is labelling (stored on every line); default: the login name.
     grades
@@ -153,13 +178,13 @@ class LabelStore:
 
     def __init__(
         self,
-        path: str | os.PathLike[str],
+        path: str | os.PathLike[str] | None = None,
         *,
         assessor: str | None = None,
         grades: Grades = None,
     ) -> None:
-        self.path = Path(path)
         self.assessor = str(assessor) if assessor is not None else _default_assessor()
+        self.path = Path(path) if path is not None else default_journal(self.assessor)
         self.grades = grades
         self._lookup = normalize_grades(grades)
         self._fd: int | None = None

@@ -24,12 +24,15 @@ document.
 from __future__ import annotations
 
 import os
+import secrets
 from pathlib import Path
 from typing import Any
 
 import polars as pl
 
 from ..errors import SearchEvalError
+from ..optional import require
+from ..options import check_choice
 from .grades import (
     Grades,
     _docs_table,
@@ -40,14 +43,14 @@ from .grades import (
 )
 from .store import LabelStore
 
+_FEATURE = "sef.label_widget (without it, label with a sheet: sef.export_label_sheet)"
 try:
     import anywidget
     import traitlets
-except ImportError as exc:  # pragma: no cover - depends on the environment
-    raise ImportError(
-        "searcheval_frames.label_widget needs anywidget: pip install 'searcheval_frames[labeling]'"
-        " (or pip install anywidget). Without it, label with a sheet: sef.export_label_sheet."
-    ) from exc
+except ModuleNotFoundError:  # the one friendly message naming the labeling extra
+    require("anywidget", _FEATURE)
+    require("traitlets", _FEATURE)
+    raise
 
 __all__ = ["LabelWidget", "label_widget"]
 
@@ -72,6 +75,11 @@ class LabelWidget(anywidget.AnyWidget):
     status = traitlets.Unicode("").tag(sync=True)
     assessor = traitlets.Unicode("").tag(sync=True)
     saved_count = traitlets.Int(0).tag(sync=True)
+    #: the journal's absolute path, shown in the widget
+    journal = traitlets.Unicode("").tag(sync=True)
+    #: an id of this kernel's widget: a view of another (older) kernel's widget sees a
+    #: different one after the cell is run again
+    session = traitlets.Unicode("").tag(sync=True)
 
     def __init__(
         self,
@@ -93,6 +101,9 @@ class LabelWidget(anywidget.AnyWidget):
         self._reload_labels()
         self.grades = [[v, n] for v, n in grade_names(grades)]
         self.assessor = store.assessor
+        self.journal = str(Path(store.path).resolve())
+        self.session = secrets.token_hex(8)
+        self._last_seq: dict[str, int] = {}
         self.on_msg(self._on_msg)
         self.goto(self._first_unlabelled(0))
 
@@ -194,7 +205,9 @@ class LabelWidget(anywidget.AnyWidget):
         """Label the shown document (or the one at ``index``) and save it at once.
 
         The label is appended to the store's journal and ``fsync``-ed before this
-        returns; then the widget shows the next unlabelled document (``advance=True``).
+        returns; then, when the labelled document is the one shown, the widget shows
+        the next unlabelled document (``advance=True``). Labelling another document by
+        ``index`` (e.g. a notebook cell labelling by code) leaves the view where it is.
         Returns the record written.
         """
         i = self._pos if index is None else index
@@ -205,7 +218,7 @@ class LabelWidget(anywidget.AnyWidget):
         self._labels[(q, d)] = rec["label"]
         self.saved_count += 1
         self.status = f"saved {q} / {d} = {rec['label']} ({rec['time'][11:19]} UTC)"
-        if advance:
+        if advance and i == self._pos:
             nxt = self._first_unlabelled((i + 1) % len(self._items))
             if self._key(nxt) in self._labels:  # everything is labelled
                 self.status += " · all documents of the pool are labelled"
@@ -228,15 +241,33 @@ class LabelWidget(anywidget.AnyWidget):
             self.status = f"cleared {q} / {d}"
         self._sync()
 
+    def _target(self, content: dict[str, Any]) -> int | None:
+        """The pool index an action from the view applies to.
+
+        ``index`` is the document on screen when the key was pressed; ``behind`` says
+        the view had sent earlier actions whose result it had not shown yet (keys faster
+        than the round trip). Those earlier actions were applied first (messages are
+        handled in order), so the key is for the document they led to: the current one.
+        """
+        index = content.get("index")
+        if content.get("behind"):
+            return self._pos if self._pos >= 0 else None
+        return index if isinstance(index, int) and index >= 0 else None
+
     def _on_msg(self, _widget: Any, content: Any, _buffers: Any) -> None:
         if not isinstance(content, dict):
             return
         action = content.get("action")
-        index = content.get("index")
+        if action == "ping":  # the view's heartbeat: answer, so it knows the kernel is here
+            self.send({"pong": content.get("nonce"), "session": self.session})
+            return
+        view, seq = str(content.get("view", "")), content.get("seq")
+        if isinstance(seq, int):
+            if seq <= self._last_seq.get(view, 0):
+                return  # a duplicate of an action already applied
+            self._last_seq[view] = seq
         try:
-            # the index of the document the view showed when clicked: a quick second
-            # click on a view that has not caught up yet still labels what was seen
-            target = index if isinstance(index, int) and index >= 0 else None
+            target = self._target(content)
             if action == "label":
                 self.label(content.get("grade"), index=target)
             elif action == "clear":
@@ -249,6 +280,9 @@ class LabelWidget(anywidget.AnyWidget):
                 self.skip()
         except Exception as exc:  # show it in the widget, the kernel keeps running
             self.status = f"error: {exc}"
+        finally:
+            if isinstance(seq, int):  # after the state changes: the view shows them first
+                self.send({"ack": seq, "view": view, "session": self.session})
 
     def __repr__(self) -> str:
         p = self.progress
@@ -259,8 +293,8 @@ class LabelWidget(anywidget.AnyWidget):
 
 
 def label_widget(
-    store: LabelStore | str | os.PathLike[str],
-    pool: Any,
+    store: LabelStore | str | os.PathLike[str] | None = None,
+    pool: Any = None,
     *,
     queries: Any = None,
     docs: Any = None,
@@ -269,6 +303,7 @@ def label_widget(
     text_column: str | None = None,
     title_column: str | None = None,
     max_chars: int | None = 5000,
+    order: str = "query",
 ) -> LabelWidget:
     """Label a pool in JupyterLab: one document at a time, every grade saved at once.
 
@@ -276,10 +311,12 @@ def label_widget(
     ----------
     store
         A :class:`~searcheval_frames.LabelStore` or the path of its journal
-        (``.jsonl``; created if missing). Reopening the same path resumes.
+        (``.jsonl``; created if missing). Reopening the same path resumes. Default:
+        ``labels/<assessor>.jsonl`` in the working directory (never a temporary
+        folder); the widget shows the path. ``label_widget(pool, ...)`` also works.
     pool
         The documents to judge: a frame with ``query_id`` and ``doc_id`` (e.g.
-        :func:`searcheval_frames.pool`), shown in its order.
+        :func:`searcheval_frames.pool`).
     queries
         Query texts: a frame ``query_id, query`` or a dict.
     docs
@@ -292,11 +329,20 @@ def label_widget(
         Who labels (when ``store`` is a path); default: the login name.
     text_column, title_column, max_chars
         Which document columns to show; long texts are cut to ``max_chars``.
+    order
+        ``"query"`` (default): one query at a time — the queries in the order they
+        first appear in the pool, within a query the best rank first (``best_rank``,
+        else pool order), so the assessor reads a query once for all its documents.
+        ``"pool"``: the pool's own row order.
 
     Returns
     -------
     LabelWidget
-        Display it (last expression of a cell). ``w.label(2)``, ``w.skip()``,
+        Display it (last expression of a cell). It takes the keyboard focus when shown
+        and says whether it has it; keys pressed faster than the kernel answers apply
+        to the next documents in turn (each action carries a sequence number); when
+        the kernel stops answering (restarted, crashed, or busy with another cell) it
+        refuses input and says "disconnected — run the cell again". ``w.label(2)``, ``w.skip()``,
         ``w.next()`` do the same as the buttons; ``w.store.qrels()`` gives the labels.
 
     Examples
@@ -310,6 +356,14 @@ def label_widget(
     >>> w.current["doc_id"], sef.LabelStore(path).qrels().rows()
     ('d2', [('q1', 'd1', 3)])
     """
+    check_choice("label_widget", "order", order, ("query", "pool"), example='order="pool"')
+    if pool is None and store is not None and not isinstance(store, LabelStore | str | os.PathLike):
+        store, pool = None, store  # label_widget(pool, ...)
+    if pool is None:
+        raise SearchEvalError(
+            "label_widget: give the pool to label, e.g. label_widget(pool) or "
+            "label_widget('labels/alice.jsonl', pool)"
+        )
     if isinstance(store, LabelStore):
         if assessor is not None and assessor != store.assessor:
             raise SearchEvalError(
@@ -339,7 +393,12 @@ def label_widget(
         table = table.join(
             _docs_table(docs, text_column, title_column, max_chars), on="doc_id", how="left"
         )
-    table = table.sort("_order").drop("_order")
+    if order == "query":  # queries by first appearance, then best rank within a query
+        first = pl.col("_order").min().over("query_id")
+        by = [first, "best_rank", "_order"] if "best_rank" in table.columns else [first, "_order"]
+        table = table.sort(by, nulls_last=True).drop("_order")
+    else:
+        table = table.sort("_order").drop("_order")
     if "runs" in table.columns and isinstance(table.schema["runs"], pl.List):
         table = table.with_columns(pl.col("runs").list.join(", "))
     items = table.to_dicts()

@@ -93,7 +93,9 @@ def save_figure(
         for f in fmts:
             check_choice("save_figure", "formats", str(f).lower().lstrip("."),
                          ("png", "svg", "pdf"), example="formats=['png', 'svg']")
-    import matplotlib as mpl
+    from ..optional import require
+
+    mpl = require("matplotlib", "save_figure")
 
     figure = _figure_of(fig)
     path = Path(path)

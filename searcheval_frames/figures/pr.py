@@ -14,6 +14,7 @@ import numpy as np
 import polars as pl
 
 from ..errors import SearchEvalError
+from ..optional import require
 from .checks import (
     check_bool,
     check_bool_or_none,
@@ -108,7 +109,7 @@ def pr_curve(
     check_bool(_F, "per_query_lines", per_query_lines)
     check_curve_options(_F, relevance_level=relevance_level, missing=missing, depth=depth,
                         judged_only=judged_only, compat=compat, legend=legend)
-    from matplotlib.collections import LineCollection
+    LineCollection = require("matplotlib.collections", "sef.pr_curve").LineCollection
 
     from .curves import pr_curve_data
 
@@ -266,7 +267,7 @@ def tradeoff_curve(
     check_bool_or_none(_F, "logx", logx)
     check_curve_options(_F, relevance_level=relevance_level, missing=missing, depth=depth,
                         judged_only=judged_only, compat=compat, legend=legend)
-    from matplotlib.lines import Line2D
+    Line2D = require("matplotlib.lines", "sef.tradeoff_curve").Line2D
 
     from .curves import precision_recall_at_k
 

@@ -66,14 +66,9 @@ NOTE_SIZE = 8
 
 # --------------------------------------------------------------------------- basics
 def _plt() -> Any:
-    try:
-        import matplotlib.pyplot as plt
-    except ImportError as exc:  # pragma: no cover - depends on the environment
-        raise ImportError(
-            "searcheval_frames plots need matplotlib: pip install 'searcheval_frames[plots]' "
-            "(or pip install matplotlib)"
-        ) from exc
-    return plt
+    from ..optional import require
+
+    return require("matplotlib.pyplot", "searcheval_frames figures")
 
 
 def _axes(ax: Any, figsize: tuple[float, float] | None) -> Axes:

@@ -58,8 +58,8 @@ class FusionSearch:
     n_train, n_test
         Number of training and held-out queries.
     trials
-        One row per candidate: ``k``, one weight column per run, ``train`` score;
-        best first.
+        One row per candidate: ``k`` (RRF only), one weight column per run (when
+        weights were tuned), ``train`` score; best first.
     """
 
     params: dict[str, Any]
@@ -288,11 +288,16 @@ def optimize_fusion(
     if depth is not None:
         params["depth"] = depth
     test = scores(test_q, [cands[best]])[0] if test_q.len() else None
-    table = pl.DataFrame({
-        "k": [c[0] if method == "rrf" else None for c in cands],
-        **{nm: [c[1][j] if c[1] else None for c in cands] for j, nm in enumerate(names)},
-        "train": train,
-    }, schema_overrides={"k": pl.Float64}).with_row_index("_i")
+    # only the columns that were searched: no all-null k for wsum, no null weights for
+    # an RRF that tunes k alone
+    columns: dict[str, list[Any]] = {}
+    if method == "rrf":
+        columns["k"] = [float(c[0]) for c in cands]
+    if w is not None:
+        weights = [c[1] or () for c in cands]  # every candidate has weights here
+        columns.update({nm: [cw[j] for cw in weights] for j, nm in enumerate(names)})
+    columns["train"] = list(train)
+    table = pl.DataFrame(columns).with_row_index("_i")
     table = table.sort(["train", "_i"], descending=[True, False]).drop("_i")
     return FusionSearch(params, ms[0].name, float(train[best]), test,
                         train_q.len(), test_q.len(), table)

@@ -70,8 +70,10 @@ def evaluate(
     >>> import searcheval_frames as sef                          # doctest: +SKIP
     >>> sef.dask.evaluate(run_ddf, qrels_ddf, ["P@10", "AP"]).compute()  # doctest: +SKIP
     """
-    import dask
-    import dask.dataframe as dd
+    from ..optional import require
+
+    dask = require("dask", "sef.dask.evaluate")
+    dd = require("dask.dataframe", "sef.dask.evaluate")
     import pandas as pd
 
     opts = Options("dask.evaluate", measures, per_query=per_query,

@@ -28,8 +28,9 @@ from ..errors import SearchEvalError
 from ..frames import DEFAULT_RUN_NAME
 from ..measures import Measure
 from .partitions import Options, evaluate_part, plan, resolve
+from .spark_session import local_session
 
-__all__ = ["evaluate"]
+__all__ = ["evaluate", "local_session"]
 
 
 
@@ -76,7 +77,9 @@ def evaluate(
     >>> res = sef.spark.evaluate(run_sdf, qrels_sdf, ["P@10", "nDCG@10", "AP"])  # doctest: +SKIP
     >>> res.show()                                            # doctest: +SKIP
     """
-    from pyspark.sql import functions as F
+    from ..optional import require
+
+    F = require("pyspark.sql.functions", "sef.spark.evaluate")
 
     opts = Options("spark.evaluate", measures, per_query=per_query,
                    relevance_level=relevance_level, missing=missing, depth=depth,

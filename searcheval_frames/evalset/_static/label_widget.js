@@ -1,6 +1,16 @@
 // Front end of searcheval_frames.widget.LabelWidget (anywidget ESM, no build step).
 // Every action is sent to Python, which writes the label to the LabelStore journal
 // (fsync-ed) before it moves on; this view only renders the synced state.
+//
+// Sequence numbers: each action carries (view, seq). Python answers every action with
+// {ack: seq} after it has synced the new state, so the view knows which of its actions
+// it already shows. A key pressed while an earlier action is unanswered carries
+// behind=true: Python applies it to the document the earlier actions led to (keys
+// faster than the round trip label one document each, never the same one twice).
+//
+// Liveness: a ping every second; no answer to a ping or an action for NO_ANSWER_MS, or
+// the widget manager closing the comm (kernel restart), switches the view to
+// "disconnected — run the cell again" and input is refused (never silently dropped).
 
 function el(tag, cls, text) {
   const node = document.createElement(tag);
@@ -29,19 +39,30 @@ function bar(label) {
   };
 }
 
+const PING_MS = 1000;
+const NO_ANSWER_MS = 3500;
+
 function render({ model, el: root }) {
   const box = el("div", "sef-lw");
   box.tabIndex = 0;
   box.setAttribute("role", "application");
   box.setAttribute("aria-label", "relevance labelling");
+  box.dataset.connected = "true";
+  box.dataset.focused = "false";
+
+  const banner = el("div", "sef-lw-banner");
+  banner.hidden = true;
 
   const header = el("div", "sef-lw-header");
   const position = el("span", "sef-lw-position");
   const assessor = el("span", "sef-lw-assessor");
   header.append(position, assessor);
+  const journal = el("div", "sef-lw-journal");
 
   const overall = bar("all");
   const perQuery = bar("this query");
+  const queriesBar = bar("queries done");
+  queriesBar.node.classList.add("sef-lw-queries");
 
   const query = el("div", "sef-lw-query");
   const doc = el("div", "sef-lw-doc");
@@ -58,19 +79,118 @@ function render({ model, el: root }) {
   const next = el("button", "sef-lw-next", "next →");
   nav.append(prev, skip, clear, next);
   const status = el("div", "sef-lw-status");
-  const help = el(
-    "div",
-    "sef-lw-help",
-    "keys: grade number to label · ←/→ previous/next · s skip · click here first to focus",
-  );
+  const focusLine = el("div", "sef-lw-focus");
 
-  box.append(header, overall.node, perQuery.node, query, doc, grades, nav, status, help);
+  box.append(banner, header, journal, overall.node, perQuery.node, queriesBar.node, query, doc,
+             grades, nav, status, focusLine);
   root.appendChild(box);
 
-  const send = (action, extra = {}) => {
-    const item = model.get("item") || {};
-    model.send({ action, index: item.index ?? -1, ...extra });
+  // ---------------------------------------------------------------- connection state
+  const view = Math.random().toString(36).slice(2, 10);
+  let seq = 0; // last action sent by this view
+  let acked = 0; // last action whose result this view shows
+  let waitingSince = null; // time of the oldest unanswered ping or action
+  let nonce = 0;
+  let connected = true;
+  let closed = false;
+
+  function setConnected(ok, why) {
+    if (closed && ok) return;
+    connected = ok;
+    box.dataset.connected = ok ? "true" : "false";
+    banner.hidden = ok;
+    banner.textContent = ok ? "" : `disconnected — run the cell again (${why})`;
+    for (const b of box.querySelectorAll("button")) b.disabled = !ok;
+    if (!ok) {
+      status.textContent = "nothing is saved while disconnected";
+      status.classList.add("sef-lw-error");
+    } else {
+      renderStatus();
+    }
+    renderFocus();
+  }
+
+  function answered() {
+    waitingSince = null;
+    if (!connected && !closed) setConnected(true);
+  }
+
+  function waiting() {
+    if (waitingSince === null) waitingSince = Date.now();
+  }
+
+  const onCustom = (msg) => {
+    if (!msg || typeof msg !== "object") return;
+    if (msg.session !== undefined && msg.session !== model.get("session")) return;
+    if ("pong" in msg) answered();
+    if ("ack" in msg && msg.view === view) {
+      acked = Math.max(acked, msg.ack);
+      box.dataset.acked = String(acked);
+      answered();
+    }
   };
+  const onClosed = () => {
+    closed = true;
+    setConnected(false, "its kernel was restarted or shut down");
+  };
+  const ping = () => {
+    nonce += 1;
+    waiting();
+    try {
+      model.send({ action: "ping", nonce });
+    } catch (err) {
+      onClosed();
+    }
+  };
+  // the widget manager marks the comm dead on a kernel restart: ask at once
+  const onLive = () => ping();
+
+  const timer = setInterval(() => {
+    if (!root.isConnected) return;
+    if (waitingSince !== null && Date.now() - waitingSince > NO_ANSWER_MS) {
+      if (connected) {
+        setConnected(false, `no answer from the kernel for ${Math.round(NO_ANSWER_MS / 1000)} s; ` +
+          "if it is only busy, this clears when it answers");
+      }
+    }
+    if (waitingSince === null) ping();
+  }, PING_MS);
+
+  const send = (action, extra = {}) => {
+    if (!connected) {
+      status.textContent = "not saved: the widget is disconnected — run the cell again";
+      status.classList.add("sef-lw-error");
+      return false;
+    }
+    const item = model.get("item") || {};
+    seq += 1;
+    box.dataset.sent = String(seq);
+    try {
+      model.send({ action, view, seq, index: item.index ?? -1, behind: seq - 1 > acked, ...extra });
+    } catch (err) {
+      onClosed();
+      return false;
+    }
+    waiting();
+    return true;
+  };
+
+  // ---------------------------------------------------------------- focus
+  function renderFocus() {
+    const has = document.activeElement === box;
+    box.dataset.focused = has ? "true" : "false";
+    if (!connected) focusLine.textContent = "input refused: disconnected";
+    else if (has) focusLine.textContent = "⌨ keys go to this widget: grade number to label · ←/→ previous/next · s skip";
+    else focusLine.textContent = "keys are NOT going to this widget — click it to label with the keyboard";
+    focusLine.classList.toggle("sef-lw-focus-on", has && connected);
+  }
+  box.addEventListener("focus", renderFocus);
+  box.addEventListener("blur", renderFocus);
+  box.addEventListener("mousedown", (event) => {
+    if (event.target === box || !(event.target instanceof HTMLButtonElement)) {
+      setTimeout(() => box.focus({ preventScroll: true }), 0);
+    }
+  });
 
   let gradeKeys = {};
   function renderGrades() {
@@ -82,9 +202,10 @@ function render({ model, el: root }) {
       const b = el("button", "sef-lw-grade", key !== null && key !== String(name) ? `${name} (${key})` : name);
       b.dataset.grade = String(value);
       b.title = key !== null ? `key ${key}` : "";
+      b.disabled = !connected;
       b.addEventListener("click", () => {
         send("label", { grade: value });
-        box.focus();
+        box.focus({ preventScroll: true });
       });
       grades.appendChild(b);
       if (key !== null) gradeKeys[key] = value;
@@ -96,7 +217,9 @@ function render({ model, el: root }) {
     const p = model.get("progress") || {};
     overall.set(p.done ?? 0, p.total ?? 0);
     perQuery.set(p.query_done ?? 0, p.query_total ?? 0);
+    queriesBar.set(p.queries_done ?? 0, p.n_queries ?? 0);
     assessor.textContent = `assessor: ${model.get("assessor")}`;
+    journal.textContent = `labels saved to ${model.get("journal")}`;
     if (item.index === undefined || item.index < 0) {
       position.textContent = "nothing to label";
       query.textContent = "";
@@ -151,17 +274,32 @@ function render({ model, el: root }) {
   model.on("change:grades", onGrades);
   model.on("change:item", renderItem);
   model.on("change:progress", renderItem);
+  model.on("change:journal", renderItem);
   model.on("change:status", renderStatus);
   model.on("change:saved_count", renderStatus);
+  model.on("msg:custom", onCustom);
+  model.on("comm:close", onClosed);
+  model.on("comm_live_update", onLive);
+  model.on("destroy", onClosed);
   renderGrades();
   renderItem();
   renderStatus();
+  renderFocus();
+  // take the keyboard when shown (JupyterLab may move focus while other cells run;
+  // the focus line says so plainly, a click brings it back)
+  requestAnimationFrame(() => box.focus({ preventScroll: true }));
   return () => {
+    clearInterval(timer);
     model.off("change:grades", onGrades);
     model.off("change:item", renderItem);
     model.off("change:progress", renderItem);
+    model.off("change:journal", renderItem);
     model.off("change:status", renderStatus);
     model.off("change:saved_count", renderStatus);
+    model.off("msg:custom", onCustom);
+    model.off("comm:close", onClosed);
+    model.off("comm_live_update", onLive);
+    model.off("destroy", onClosed);
   };
 }
 
