@@ -167,7 +167,7 @@ PARAM_ALIASES = {"gains": "gain"}
 
 REL = Param("rel", non_negative_int,
             "relevance level: documents labelled >= rel count as relevant",
-            default="the evaluation's relevance_level (1)", hint="a label >= 0, e.g. rel=2")
+            default="the evaluation's relevance_level", hint="a label >= 0, e.g. rel=2")
 GAIN = Param("gain", parse_gains,
              "gain of a label: linear (the label), exp (2^label-1) or a map {label:gain,...}",
              default="linear")
