@@ -17,6 +17,7 @@ True
 from __future__ import annotations
 
 import ast
+import re
 import sys
 from collections.abc import Callable
 from pathlib import Path
@@ -82,8 +83,11 @@ def family_index() -> str:
 
 
 def _first_line(path: Path) -> str:
+    """The first paragraph of a module's docstring, its reST roles as plain code."""
     doc = ast.get_docstring(ast.parse(path.read_text(encoding="utf-8"))) or ""
-    return _cell(doc.strip().split("\n\n")[0]) if doc.strip() else ""
+    text = _cell(doc.strip().split("\n\n")[0]) if doc.strip() else ""
+    text = re.sub(r":[a-z]+:`~?([^`]+)`", r"`\1`", text)
+    return text.replace("``", "`")
 
 
 def module_index() -> str:
