@@ -75,6 +75,17 @@ def test_both_paths_read_the_same_queries(case):
     assert grades._queries_table(dict(want)).rows() == want
 
 
+@pytest.mark.parametrize("qid", texts.QUERY_ID_COLUMNS[:-1])
+def test_every_query_id_name_of_query_files_is_read_from_frames_too(qid, tmp_path):
+    # the names read_queries knows for files, both paths know for frames
+    df = pl.DataFrame({qid: ["1"], "query_string": ["bm25"]})
+    assert analysis_inputs.queries_table(df).rows() == [("1", "bm25")]
+    assert grades._queries_table(df).rows() == [("1", "bm25")]
+    path = tmp_path / "q.csv"
+    df.write_csv(path)
+    assert grades._queries_table(path).rows() == [("1", "bm25")]
+
+
 @pytest.mark.parametrize("suffix", [".jsonl", ".csv", ".tsv", ".parquet"])
 def test_doc_files_are_read_by_both(tmp_path, suffix):
     df = pl.DataFrame({"document_id": IDS, "doc_title": TEXTS})

@@ -29,6 +29,7 @@ import polars as pl
 from ..errors import FileFormatError, MissingColumnError
 from ..frames import ALIASES, find_column
 from ..frames.kinds import _to_polars
+from .common import QUERY_ID_ALIASES, QUERY_TEXT_ALIASES
 
 __all__ = [
     "DOC_ID_COLUMNS",
@@ -46,10 +47,10 @@ def _union(*lists: Sequence[str]) -> tuple[str, ...]:
     return tuple(dict.fromkeys(n for names in lists for n in names))
 
 
-#: the run/qrels names first, then the generic ``id``; ``query`` last (a frame of
-#: ``query, text`` has its id in ``query``)
-QUERY_ID_COLUMNS = _union(ALIASES["query_id"], ("id", "_id", "query"))
-QUERY_TEXT_COLUMNS = ("query", "text", "query_text", "question", "title")
+#: the names query files are read by (:mod:`searcheval_frames.io.common`), then
+#: ``query`` (a frame of ``query, text`` has its id in ``query``)
+QUERY_ID_COLUMNS = _union(QUERY_ID_ALIASES, ("query",))
+QUERY_TEXT_COLUMNS = _union(("query", "text", "query_text", "question", "title"), QUERY_TEXT_ALIASES)
 #: ``doc`` and ``document`` last: in document tables they are often the text
 DOC_ID_COLUMNS = _union([n for n in ALIASES["doc_id"] if n not in ("doc", "document")],
                         ("id", "_id", "doc", "document"))
