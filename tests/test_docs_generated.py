@@ -68,3 +68,14 @@ def test_index_names_the_module_that_defines_the_family(family):
     assert type(fam).__name__ in names
     row = next(line for line in docs.family_index().splitlines() if line.startswith(f"| `{module}` |"))
     assert f"`{family}`" in row
+
+
+@pytest.mark.parametrize("make", [docs.measures_table, docs.family_index, docs.module_index])
+def test_generated_tables_are_well_formed_markdown(make):
+    # every row has the header's number of cells ("\|" inside a cell is not a separator)
+    rows = make().splitlines()
+    width = rows[0].count("|")
+    assert rows[1] == "|" + "---|" * (width - 1)
+    for row in rows[2:]:
+        assert row.replace("\\|", "").count("|") == width, row
+        assert "``" not in row  # reST literals were turned into markdown code
