@@ -265,12 +265,12 @@ def _run_from(
 
 def _by_subtopic(m: Measure) -> bool:
     """Measures computed from judgments per subtopic (alpha-nDCG)."""
-    return bool(getattr(m.definition, "subtopics", False))
+    return m.definition.subtopics
 
 
 def _whole_frame(m: Measure) -> bool:
     """Measures computed by the family from whole frames (``per_query``), not by ``agg``."""
-    return hasattr(m.definition, "per_query")
+    return m.definition.whole_frames
 
 
 def _flat_qrels(qrels: pl.DataFrame) -> pl.DataFrame:
@@ -447,7 +447,7 @@ def _values(
         )
     for m in measures:
         if _whole_frame(m):
-            part = m.definition.per_query(  # type: ignore[attr-defined]
+            part = m.definition.per_query(
                 m, ctx, cols[m], ranked, qrels if subtopics is None else subtopics)
             per_q = per_q.join(part, on=KEYS, how="left").with_columns(
                 pl.col(cols[m]).fill_null(0.0))

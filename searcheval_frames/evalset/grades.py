@@ -3,8 +3,9 @@
 * :func:`normalize_grades` / :func:`grade_names`: the accepted labels (integers or names).
 * ``_parse_label``: one cell or widget value → an integer label.
 * ``_find_column`` / ``_id_column``: find a column by its recognised names.
-* ``_pool_pairs``, ``_queries_table``, ``_docs_table``: the pool, query texts and
-  document texts as small canonical frames (for sheets and the widget).
+* ``_pool_pairs``: the pool as a small canonical frame; ``_queries_table``,
+  ``_docs_table``: query and document texts, read by :mod:`searcheval_frames.io.texts`
+  (the one reader, shared with the report), for sheets and the widget.
 """
 
 from __future__ import annotations
@@ -19,12 +20,10 @@ from ..errors import MissingColumnError, SearchEvalError
 from ..frames import ALIASES
 from ..frames import _to_polars as _to_polars_frame
 from ..frames import find_column as _find_column
+from ..io import texts
 
 Grades = Sequence[int] | Mapping[str, int] | None
 
-TEXT_COLUMNS = ("text", "body", "contents", "content", "passage", "document", "doc_text")
-TITLE_COLUMNS = ("title", "doc_title", "headline")
-QUERY_COLUMNS = ("query", "text", "query_text", "question", "title")
 ASSESSOR_COLUMNS = ("assessor", "annotator", "rater", "judge", "labeler", "labeller", "user")
 
 
@@ -120,58 +119,21 @@ def _id_column(df: pl.DataFrame, canon: str, arg: str) -> str:
 
 
 def _queries_table(queries: Any) -> pl.DataFrame:
-    if isinstance(queries, Mapping):
-        return pl.DataFrame(
-            {"query_id": [str(k) for k in queries], "query": [str(v) for v in queries.values()]}
-        )
-    df = _to_polars_frame(queries, "queries")
-    qid = _id_column(df, "query_id", "queries")
-    text = _find_column(df, QUERY_COLUMNS, exclude=[qid])
-    if text is None:
-        raise MissingColumnError(
-            f"queries: no query text column; the columns are {df.columns}. Recognised "
-            f"names: {', '.join(QUERY_COLUMNS)}."
-        )
-    return df.select(
-        pl.col(qid).cast(pl.String).alias("query_id"), pl.col(text).cast(pl.String).alias("query")
-    ).unique("query_id", keep="first")
+    return texts.queries_table(queries)
 
 
 def _docs_table(
     docs: Any, text_column: str | None, title_column: str | None, max_chars: int | None
 ) -> pl.DataFrame:
-    if isinstance(docs, Mapping):
-        df = pl.DataFrame(
-            {"doc_id": [str(k) for k in docs], "text": [str(v) for v in docs.values()]}
+    df = texts.docs_table(docs, text_column, title_column)
+    if max_chars is not None and "text" in df.columns:
+        t = pl.col("text")
+        df = df.with_columns(
+            pl.when(t.str.len_chars() > max_chars)
+            .then(t.str.slice(0, max_chars) + pl.lit("…"))
+            .otherwise(t)
         )
-    else:
-        df = _to_polars_frame(docs, "docs")
-    did = _id_column(df, "doc_id", "docs")
-    text = text_column or _find_column(df, TEXT_COLUMNS, exclude=[did])
-    title = title_column or _find_column(df, TITLE_COLUMNS, exclude=[did, text or ""])
-    for name, col in (("text_column", text_column), ("title_column", title_column)):
-        if col is not None and col not in df.columns:
-            raise MissingColumnError(
-                f"{name}={col!r}: docs has no such column; it has {df.columns}"
-            )
-    if text is None and title is None:
-        raise MissingColumnError(
-            f"docs: no text or title column; the columns are {df.columns}. Pass "
-            "text_column='...' (recognised: " + ", ".join(TEXT_COLUMNS) + ")."
-        )
-    cols = [pl.col(did).cast(pl.String).alias("doc_id")]
-    if title is not None:
-        cols.append(pl.col(title).cast(pl.String).alias("title"))
-    if text is not None:
-        t = pl.col(text).cast(pl.String)
-        if max_chars is not None:
-            t = (
-                pl.when(t.str.len_chars() > max_chars)
-                .then(t.str.slice(0, max_chars) + pl.lit("…"))
-                .otherwise(t)
-            )
-        cols.append(t.alias("text"))
-    return df.select(cols).unique("doc_id", keep="first")
+    return df
 
 
 def _pool_pairs(pool: Any, arg: str = "pool") -> pl.DataFrame:

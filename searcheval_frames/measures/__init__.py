@@ -1,4 +1,4 @@
-"""The measure registry: one module per family, parsing separate from computing.
+"""The measure registry: families grouped in modules, parsing separate from computing.
 
 >>> from searcheval_frames.measures import parse_measure
 >>> parse_measure("ndcg_cut_10").name
@@ -24,21 +24,14 @@ from . import (  # noqa: F401  (register families)
     sampled,
     setbased,
 )
+from ._parsing import parse_measure, parse_measures
 from .base import (
     REGISTRY,
     Context,
     Family,
     Measure,
-    alias,
     list_measures,
-    parse_measure,
-    parse_measures,
 )
-
-# common spellings that pin something
-alias("mrr", "RR")
-alias("hit_rate", "Success")
-alias("ndcg_burges", "nDCG", gain="exp")  # ranx: 2^label - 1 gains
 
 __all__ = [
     "REGISTRY",

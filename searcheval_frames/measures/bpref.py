@@ -4,8 +4,9 @@ from __future__ import annotations
 
 import polars as pl
 
+from ._params import REL, params_of
 from .base import Context, Family, Measure, register
-from .precision import _safe_div
+from .precision import safe_div
 
 
 @register
@@ -13,7 +14,7 @@ class Bpref(Family):
     name = "Bpref"
     aliases = ("bpref",)
     trec = "bpref"
-    params = {"rel": int}
+    params = params_of(REL)
     summary = ("Fraction of judged non-relevant documents ranked above each relevant one, "
                "averaged over relevant documents (trec_eval's variant: counts capped at R, "
                "denominator min(R, N)). Unjudged and negatively labelled documents are ignored.")
@@ -33,4 +34,4 @@ class Bpref(Family):
         return [part.filter(rel).sum().alias(col)]
 
     def value(self, m: Measure, ctx: Context, col: str) -> pl.Expr:
-        return _safe_div(pl.col(col), ctx.num_rel(m))
+        return safe_div(pl.col(col), ctx.num_rel(m))

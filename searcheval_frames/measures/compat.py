@@ -29,18 +29,12 @@ from typing import Any
 
 import polars as pl
 
+from ._params import PERSISTENCE, Param, params_of
 from .base import Context, Family, Measure, register
 
 DEFAULT_P = 0.95
 _Q = "query_id"
 _K = ["run", _Q]
-
-
-def _persistence(text: str) -> float:
-    p = float(text)
-    if not 0.0 < p < 1.0:
-        raise ValueError(text)
-    return p
 
 
 def _flag(text: str) -> bool:
@@ -56,7 +50,11 @@ def _flag(text: str) -> bool:
 class Compat(Family):
     name = "Compat"
     aliases = ("compat", "compatibility")
-    params = {"p": _persistence, "normalize": _flag}
+    params = params_of(
+        Param("p", PERSISTENCE.parse, "persistence of the rank-biased overlap, in (0, 1)",
+              default=str(DEFAULT_P)),
+        Param("normalize", _flag, "divide by the ideal ranking's own overlap (true/false)",
+              default="true"))
     param_defaults = {"p": DEFAULT_P, "normalize": True}
     summary = ("Compatibility (Clarke et al. 2021): rank-biased overlap (p=0.95) between the run "
                "and the ideal ranking (relevant documents by label, ties in run order), divided "

@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import polars as pl
 
+from ._params import REL, params_of
 from .base import Context, Family, Measure, register
 
 
@@ -39,7 +40,7 @@ class NumRel(Family):
     name = "NumRel"
     aliases = ("num_rel",)
     trec = "num_rel"
-    params = {"rel": int}
+    params = params_of(REL)
     aggregate = "sum"
     summary = "Number of relevant documents in the qrels (label >= relevance level)."
     formula = "NumRel = |relevant|"
@@ -53,7 +54,7 @@ class NumRelRet(Family):
     name = "NumRelRet"
     aliases = ("num_rel_ret",)
     trec = "num_rel_ret"
-    params = {"rel": int}
+    params = params_of(REL)
     aggregate = "sum"
     summary = "Number of relevant documents retrieved."
     formula = "NumRelRet = |relevant ∩ retrieved|"
@@ -70,7 +71,7 @@ class Hits(Family):
     name = "Hits"
     aliases = ("hits",)
     cutoff = "int"
-    params = {"rel": int}
+    params = params_of(REL)
     summary = ("Number of relevant documents in the top k (ranx's hits@k), averaged over "
                "queries; the whole list without @k.")
     formula = "Hits@k = |relevant ∩ top-k|  (= P@k · k)"

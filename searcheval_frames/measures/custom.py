@@ -34,6 +34,7 @@ from typing import Any, Literal, TypeVar
 import polars as pl
 
 from ..errors import UnknownMeasureError
+from ._params import REL
 from .base import REGISTRY, Context, Family, Measure, family_of, register, unregister
 
 __all__ = ["Rows", "install_definitions", "measure", "ship_definitions", "unregister_measure"]
@@ -137,7 +138,7 @@ def _family(d: CustomDefinition) -> type[Family]:
         ctx.num_rel(m)
         return pl.col(col)
 
-    params = {**{key: _parser(v) for key, v in d.params}, "rel": int}
+    params = {**{key: _parser(v) for key, v in d.params}, "rel": REL}
     attrs = {
         "name": d.name, "cutoff": "int" if d.cutoff else None,
         "cutoff_required": d.cutoff is True, "params": params,
@@ -220,7 +221,7 @@ def measure(
             f"measure({name!r}): a custom measure's name is a letter followed by letters, "
             "digits or '-', e.g. 'MyGain' (no '_', '@' or brackets: they are name syntax)")
     taken = family_of(name)
-    if taken and not getattr(REGISTRY[taken], "custom", False):
+    if taken and not REGISTRY[taken].custom:
         raise UnknownMeasureError(
             f"measure({name!r}): {name!r} is already the built-in measure {taken!r}; "
             "choose another name, e.g. 'My" + name + "'")
@@ -254,7 +255,7 @@ def unregister_measure(name: str) -> None:
     searcheval_frames.errors.UnknownMeasureError: 'NoSuchMeasure' is not a custom measure
     """
     fam = REGISTRY.get(name)
-    if fam is None or not getattr(fam, "custom", False):
+    if fam is None or not fam.custom:
         raise UnknownMeasureError(f"{name!r} is not a custom measure")
     unregister(name)
     CUSTOM.pop(name, None)
@@ -295,4 +296,3 @@ def install_definitions(blob: bytes | None) -> None:
         if CUSTOM.get(d.name) is not d:
             unregister(d.name)
             _install(d)
-

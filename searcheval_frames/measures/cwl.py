@@ -49,6 +49,7 @@ from typing import Any, ClassVar
 import polars as pl
 
 from ..errors import UnknownMeasureError
+from ._params import Param, non_negative_int, params_of, positive_int
 from .base import Context, Family, Measure, register
 
 #: positions cwl_eval (and ir_measures' provider) cuts or pads every ranking to
@@ -63,23 +64,15 @@ def _positive(text: str) -> float:
     return v
 
 
-def _count(text: str) -> int:
-    v = int(text)
-    if v < 1:
-        raise ValueError(text)
-    return v
-
-
-def _label(text: str) -> int:
-    v = int(text)
-    if v < 0:
-        raise ValueError(text)
-    return v
+T = Param("t", _positive, "units of gain the user wants before stopping (> 0)", default="1")
+MIN_REL = Param("min_rel", non_negative_int, "label scaled to gain 0", default="0")
+MAX_REL = Param("max_rel", positive_int, "label scaled to gain 1: gain = (label - min_rel) / "
+                "(max_rel - min_rel), clipped", default="1")
+K = Param("k", positive_int, "the most documents read (the same as @K)")
 
 
 class _CWL(Family):
-    params: ClassVar[Mapping[str, Callable[[str], Any]]] = {
-        "t": _positive, "min_rel": _label, "max_rel": _count}
+    params: ClassVar[Mapping[str, Param | Callable[[str], Any]]] = params_of(T, MIN_REL, MAX_REL)
     param_defaults: ClassVar[Mapping[str, Any]] = {"t": 1.0, "min_rel": 0, "max_rel": 1}
 
     def validate(self, m: Measure, text: str) -> None:
@@ -173,7 +166,7 @@ class BPM(_CWL):
     aliases = ("bpm",)
     cutoff = "int"
     cutoff_required = True
-    params = {**_CWL.params, "k": _count}
+    params = params_of(T, MIN_REL, MAX_REL, K)
     summary = ("Bejeweled player model, static (Zhang et al. 2017; cwl_eval): the user reads "
                "until T units of gain or K documents, whichever comes first; the mean gain of "
                "what was read. BPM(T=1)@K = BPM(T=1,K=K).")
@@ -209,7 +202,7 @@ class SDCG(_CWL):
     aliases = ("sdcg",)
     cutoff = "int"
     cutoff_required = True
-    params = {"min_rel": _label, "max_rel": _count}
+    params = params_of(MIN_REL, MAX_REL)
     param_defaults = {"min_rel": 0, "max_rel": 1}
     summary = ("Scaled DCG (cwl_eval's NDCG-k): DCG@k of gains label/max_rel divided by the DCG "
                "of k fully relevant documents, i.e. nDCG assuming at least k relevant "

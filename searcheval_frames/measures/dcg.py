@@ -35,7 +35,8 @@ from __future__ import annotations
 
 import polars as pl
 
-from .base import Context, Family, Measure, _parse_gains, alias, register
+from ._params import GAIN, params_of
+from .base import Context, Family, Measure, register
 from .ndcg import gain_expr
 
 
@@ -43,8 +44,9 @@ from .ndcg import gain_expr
 class DCG(Family):
     name = "DCG"
     aliases = ("dcg",)
+    pinned = {"dcg_burges": {"gain": "exp"}}  # ranx: 2^label - 1 gains
     cutoff = "int"
-    params = {"gain": _parse_gains}
+    params = params_of(GAIN)
     param_defaults = {"gain": "linear"}
     summary = ("Discounted cumulative gain, not normalised (Järvelin & Kekäläinen 2002): "
                "Σ gain/log2(rank+1) with gain = the label (ranx dcg, scikit-learn dcg_score); "
@@ -64,4 +66,3 @@ class DCG(Family):
         return pl.col(col)
 
 
-alias("dcg_burges", "DCG", gain="exp")  # ranx: 2^label - 1 gains

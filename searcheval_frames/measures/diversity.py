@@ -34,17 +34,15 @@ from typing import Any
 import polars as pl
 
 from ..errors import MissingColumnError
+from ._params import REL, Param, closed_unit, params_of
 from .base import Context, Family, Measure, register
 
 DEFAULT_ALPHA = 0.5
 _Q = "query_id"
 
 
-def _alpha(text: str) -> float:
-    a = float(text)
-    if not 0.0 <= a <= 1.0:
-        raise ValueError(text)
-    return a
+ALPHA = Param("alpha", closed_unit, "redundancy penalty: a subtopic covered c times gains "
+              "(1-alpha)^c, in [0, 1]", default=str(DEFAULT_ALPHA))
 
 
 def _discount(rank: pl.Expr) -> pl.Expr:
@@ -127,7 +125,7 @@ class AlphaNDCG(Family):
     aliases = ("alpha_ndcg", "alphandcg", "a-ndcg", "andcg")
     cutoff = "int"
     cutoff_required = True
-    params = {"alpha": _alpha, "rel": int}
+    params = params_of(ALPHA, REL)
     param_defaults = {"alpha": DEFAULT_ALPHA}
     #: computed from the subtopic judgments: evaluate reads the qrels' subtopic column and
     #: calls :meth:`per_query` (instead of ``agg``) with the ranked frames and those qrels

@@ -26,17 +26,15 @@ from __future__ import annotations
 import polars as pl
 
 from ..errors import InvalidRelevanceError, format_rows
+from ._params import Param, params_of, positive_int
 from .base import Context, Family, Measure, register
 
 #: gdeval's fixed maximum grade ($MAX_JUDGMENT)
 DEFAULT_MAX_REL = 4
 
 
-def _max_rel(text: str) -> int:
-    value = int(text)
-    if value < 1:
-        raise ValueError(text)
-    return value
+MAX_REL = Param("max_rel", positive_int, "the largest label: a label l stops the user with "
+                "probability (2^l - 1) / 2^max_rel", default=str(DEFAULT_MAX_REL))
 
 
 @register
@@ -44,7 +42,7 @@ class ERR(Family):
     name = "ERR"
     aliases = ("err", "expected_reciprocal_rank")
     cutoff = "int"
-    params = {"max_rel": _max_rel}
+    params = params_of(MAX_REL)
     param_defaults = {"max_rel": DEFAULT_MAX_REL}
     summary = ("Expected reciprocal rank (Chapelle et al. 2009): the expected 1/rank at which a "
                "cascading user stops, stopping at a document with probability "

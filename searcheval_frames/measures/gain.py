@@ -22,7 +22,8 @@ from typing import Any
 import polars as pl
 
 from ..errors import InvalidRelevanceError
-from .base import Context, Family, Measure, _parse_gains, register
+from ._params import GAIN, params_of
+from .base import Context, Family, Measure, register
 from .ndcg import gain_expr
 
 #: Largest label the ideal-ranking measures accept (labels are counted per level).
@@ -114,7 +115,7 @@ def _dcg_row(m: Measure) -> tuple[pl.Expr, pl.Expr]:
     return g, g / (pl.col("rank").cast(pl.Float64) + 1.0).log(2)
 
 
-_GAIN = {"gain": _parse_gains}
+_GAIN = params_of(GAIN)
 
 
 @register

@@ -54,8 +54,9 @@ from typing import Any, ClassVar, Literal
 
 import polars as pl
 
+from ._params import REL, Param, closed_unit, params_of
 from .base import Context, Family, Measure, register
-from .diversity import DEFAULT_ALPHA, AlphaNDCG, greedy_ideal_gains, in_order_sum
+from .diversity import ALPHA, DEFAULT_ALPHA, AlphaNDCG, greedy_ideal_gains, in_order_sum
 
 #: ndeval's default beta (NRBP's patience)
 DEFAULT_BETA = 0.5
@@ -63,11 +64,7 @@ _Q = "query_id"
 _K = ["run", _Q]
 
 
-def _unit(text: str) -> float:
-    v = float(text)
-    if not 0.0 <= v <= 1.0:
-        raise ValueError(text)
-    return v
+BETA = Param("beta", closed_unit, "patience of the rank-biased user, in [0, 1]", default="0.5")
 
 
 def _frame(df: pl.DataFrame) -> pl.DataFrame:
@@ -81,7 +78,7 @@ class _IntentAware(Family):
 
     cutoff: ClassVar[Literal["int", "float", None]] = "int"
     cutoff_required = True
-    params: ClassVar[Mapping[str, Callable[[str], Any]]] = {"rel": int}
+    params: ClassVar[Mapping[str, Param | Callable[[str], Any]]] = params_of(REL)
     #: evaluate passes the qrels with their subtopic column to :meth:`per_query`
     subtopics = True
 
@@ -149,7 +146,7 @@ def _ratio(num: pl.DataFrame, den: pl.DataFrame, col: str, times: float = 1.0) -
 class ERRIA(_IntentAware):
     name = "ERR-IA"
     aliases = ("err_ia", "erria", "err-ia")
-    params = {"rel": int, "alpha": _unit}
+    params = params_of(REL, ALPHA)
     param_defaults = {"alpha": DEFAULT_ALPHA}
     summary = ("Intent-aware ERR as ndeval computes it: Σ alpha-gain/rank over the top k "
                "divided by the same for an ideal where every document covers all S subtopics "
@@ -174,7 +171,7 @@ class ERRIA(_IntentAware):
 class NERRIA(_IntentAware):
     name = "nERR-IA"
     aliases = ("nerr_ia", "nerria", "nerr-ia")
-    params = {"rel": int, "alpha": _unit}
+    params = params_of(REL, ALPHA)
     param_defaults = {"alpha": DEFAULT_ALPHA}
     summary = ("ERR-IA normalised by the greedy ideal ranking (ndeval's, as alpha-nDCG's): "
                "Σ alpha-gain/rank over the top k of the run ÷ of the ideal (alpha=0.5).")
@@ -256,7 +253,7 @@ class APIA(_IntentAware):
 class _NRBPBase(_IntentAware):
     cutoff = None
     cutoff_required = False
-    params = {"rel": int, "alpha": _unit, "beta": _unit}
+    params = params_of(REL, ALPHA, BETA)
     param_defaults = {"alpha": DEFAULT_ALPHA, "beta": DEFAULT_BETA}
 
     @staticmethod

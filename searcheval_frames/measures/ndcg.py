@@ -4,7 +4,8 @@ from __future__ import annotations
 
 import polars as pl
 
-from .base import Context, Family, Measure, _parse_gains, register
+from ._params import GAIN, params_of
+from .base import Context, Family, Measure, register
 
 
 def gain_expr(gains: tuple[tuple[int, float], ...] | str | None, rel: pl.Expr) -> pl.Expr:
@@ -25,9 +26,11 @@ def gain_expr(gains: tuple[tuple[int, float], ...] | str | None, rel: pl.Expr) -
 class NDCG(Family):
     name = "nDCG"
     aliases = ("ndcg", "ndcg_cut", "normalized_dcg")
+    pinned = {"ndcg_burges": {"gain": "exp"}}  # ranx: 2^label - 1 gains
     trec = "ndcg"
     cutoff = "int"
-    params = {"gain": _parse_gains}
+    params = params_of(GAIN)
+    param_defaults = {"gain": "linear"}
     summary = ("Normalised discounted cumulative gain (Järvelin & Kekäläinen 2002) with the "
                "trec_eval discount 1/log2(rank+1) and gain = the label (gain=exp: 2^label-1; "
                "gain={0:0,1:1,2:3}: a custom map). The ideal ranking uses every judged document; "

@@ -4,19 +4,18 @@ from __future__ import annotations
 
 import polars as pl
 
+from ._params import REL, params_of
 from .base import Context, Family, Measure, register
 
-_REL = {"rel": int}
 
-
-def _rel_in_top(m: Measure, ctx: Context) -> pl.Expr:
+def rel_in_top(m: Measure, ctx: Context) -> pl.Expr:
     cond = ctx.is_rel(m)
     if m.cutoff is not None:
         cond = cond & (pl.col("rank") <= m.cutoff)
     return cond.sum()
 
 
-def _safe_div(num: pl.Expr, den: pl.Expr) -> pl.Expr:
+def safe_div(num: pl.Expr, den: pl.Expr) -> pl.Expr:
     return pl.when(den > 0).then(num / den).otherwise(0.0)
 
 
@@ -27,13 +26,13 @@ class Precision(Family):
     trec = "P"
     cutoff = "int"
     cutoff_required = True
-    params = _REL
+    params = params_of(REL)
     summary = "Precision at k: fraction of the top k that is relevant (divides by k even when fewer are retrieved)."
     formula = "P@k = |relevant ∩ top-k| / k"
     example = "P@10"
 
     def agg(self, m: Measure, ctx: Context, col: str) -> list[pl.Expr]:
-        return [_rel_in_top(m, ctx).alias(col)]
+        return [rel_in_top(m, ctx).alias(col)]
 
     def value(self, m: Measure, ctx: Context, col: str) -> pl.Expr:
         return pl.col(col) / float(m.cutoff or 1)
@@ -45,7 +44,7 @@ class Recall(Family):
     aliases = ("recall", "rec", "r", "set_recall")
     trec = "recall"
     cutoff = "int"
-    params = _REL
+    params = params_of(REL)
     summary = "Recall at k: fraction of the relevant documents found in the top k (whole list without @k); 0 when nothing is relevant."
     formula = "R@k = |relevant ∩ top-k| / |relevant|"
     example = "R@100"
@@ -56,10 +55,10 @@ class Recall(Family):
         return "set_recall" if m.cutoff is None else f"recall_{m.cutoff}"
 
     def agg(self, m: Measure, ctx: Context, col: str) -> list[pl.Expr]:
-        return [_rel_in_top(m, ctx).alias(col)]
+        return [rel_in_top(m, ctx).alias(col)]
 
     def value(self, m: Measure, ctx: Context, col: str) -> pl.Expr:
-        return _safe_div(pl.col(col), ctx.num_rel(m))
+        return safe_div(pl.col(col), ctx.num_rel(m))
 
 
 @register
@@ -69,13 +68,13 @@ class Success(Family):
     trec = "success"
     cutoff = "int"
     cutoff_required = True
-    params = _REL
+    params = params_of(REL)
     summary = "Success at k (hit rate): 1 if any relevant document is in the top k, else 0."
     formula = "Success@k = 1[|relevant ∩ top-k| > 0]"
     example = "Success@5"
 
     def agg(self, m: Measure, ctx: Context, col: str) -> list[pl.Expr]:
-        return [_rel_in_top(m, ctx).alias(col)]
+        return [rel_in_top(m, ctx).alias(col)]
 
     def value(self, m: Measure, ctx: Context, col: str) -> pl.Expr:
         return (pl.col(col) > 0).cast(pl.Float64)
@@ -86,12 +85,12 @@ class SetP(Family):
     name = "SetP"
     aliases = ("set_p", "setprecision")
     trec = "set_P"
-    params = _REL
+    params = params_of(REL)
     summary = "Precision of the whole retrieved list."
     formula = "SetP = |relevant ∩ retrieved| / |retrieved|"
 
     def agg(self, m: Measure, ctx: Context, col: str) -> list[pl.Expr]:
-        return [_rel_in_top(m, ctx).alias(col)]
+        return [rel_in_top(m, ctx).alias(col)]
 
     def value(self, m: Measure, ctx: Context, col: str) -> pl.Expr:
-        return _safe_div(pl.col(col), pl.col("num_ret"))
+        return safe_div(pl.col(col), pl.col("num_ret"))

@@ -4,10 +4,9 @@ from __future__ import annotations
 
 import polars as pl
 
+from ._params import REL, Param, params_of
 from .base import Context, Family, Measure, register
-from .precision import _safe_div
-
-_REL = {"rel": int}
+from .precision import safe_div
 
 
 def _within(m: Measure, cond: pl.Expr) -> pl.Expr:
@@ -20,7 +19,7 @@ class RR(Family):
     aliases = ("recip_rank", "mrr", "reciprocal_rank", "rr")
     trec = "recip_rank"
     cutoff = "int"
-    params = _REL
+    params = params_of(REL)
     summary = "Reciprocal rank of the first relevant document (0 if none, or none within k); its mean is MRR."
     formula = "RR@k = 1 / rank of the first relevant document if that rank <= k, else 0"
     example = "RR@10"
@@ -42,7 +41,7 @@ class AP(Family):
     aliases = ("map", "mean_average_precision", "average_precision", "ap", "map_cut")
     trec = "map"
     cutoff = "int"
-    params = _REL
+    params = params_of(REL)
     summary = "Average precision: mean of the precision at each relevant document's rank, over all relevant documents (unretrieved ones count 0); its mean is MAP."
     formula = "AP@k = (1/|relevant|) Σ_{relevant d, rank(d)<=k} P@rank(d)"
     example = "AP"
@@ -58,7 +57,7 @@ class AP(Family):
         return [prec.filter(_within(m, rel)).sum().alias(col)]
 
     def value(self, m: Measure, ctx: Context, col: str) -> pl.Expr:
-        return _safe_div(pl.col(col), ctx.num_rel(m))
+        return safe_div(pl.col(col), ctx.num_rel(m))
 
 
 @register
@@ -66,7 +65,7 @@ class GMAP(Family):
     name = "GMAP"
     aliases = ("gm_map", "gmap")
     trec = "gm_map"
-    params = _REL
+    params = params_of(REL)
     aggregate = "gmean"
     summary = "Per query the AP; aggregated by the geometric mean (values floored at 1e-5, as trec_eval)."
     formula = "GMAP = exp(mean(log(max(AP, 1e-5))))"
@@ -84,7 +83,7 @@ class Rprec(Family):
     name = "Rprec"
     aliases = ("r-prec", "r_prec", "rprecision", "r-precision")
     trec = "Rprec"
-    params = _REL
+    params = params_of(REL)
     summary = "Precision at R, the number of relevant documents of the query."
     formula = "Rprec = |relevant ∩ top-R| / R"
     example = "Rprec"
@@ -94,7 +93,7 @@ class Rprec(Family):
         return [rel.sum().alias(col)]
 
     def value(self, m: Measure, ctx: Context, col: str) -> pl.Expr:
-        return _safe_div(pl.col(col), ctx.num_rel(m))
+        return safe_div(pl.col(col), ctx.num_rel(m))
 
 
 def iprec_cut(ctx: Context, level: float, num_rel: pl.Expr) -> pl.Expr:
@@ -121,7 +120,7 @@ class IPrec(Family):
     trec = "iprec_at_recall"
     cutoff = "float"
     cutoff_required = True
-    params = _REL
+    params = params_of(REL)
     summary = ("Interpolated precision at a recall level: the best precision at any rank at or "
                "below the one where that recall is reached (trec_eval's rule for turning the level into a number of documents: lround(level*R); trec_eval 9: (long)(level*R + 0.9)).")
     formula = "IPrec@r = max_{j >= n(r)} j / rank(j-th relevant), n(r) = round(r*R)"
@@ -146,6 +145,10 @@ def _parse_levels(text: str) -> str:
     return "{" + ",".join(repr(x) for x in levels) + "}"
 
 
+LEVELS = Param("levels", _parse_levels, "recall levels in [0, 1], e.g. {.25,.5,.75}",
+               default="the eleven points 0, 0.1, ..., 1")
+
+
 def _levels(m: Measure) -> tuple[float, ...]:
     text = m.param("levels")
     return ELEVEN_POINTS if text is None else tuple(float(x) for x in text.strip("{}").split(","))
@@ -156,7 +159,7 @@ class IPrecAvg(Family):
     name = "IPrecAvg"
     aliases = ("11pt_avg", "11pt", "11-pt_avg", "iprec_avg")
     trec = "11pt_avg"
-    params = {**_REL, "levels": _parse_levels}
+    params = params_of(REL, LEVELS)
     summary = ("Mean interpolated precision at the 11 recall levels 0.0, 0.1, ..., 1.0 "
                "(levels={.25,.5,.75}: at those levels, as trec_eval -m 11pt_avg..25,.5,.75).")
     formula = "IPrecAvg = (1/11) Σ_{r in 0,0.1..1} IPrec@r"

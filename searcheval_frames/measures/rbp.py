@@ -41,18 +41,12 @@ from __future__ import annotations
 import polars as pl
 
 from ..errors import UnknownMeasureError
-from .base import Context, Family, Measure, _num, alias, register
+from ._params import PERSISTENCE, REL, Param, format_number, params_of
+from .base import Context, Family, Measure, register
 
 #: trec_eval's default persistence
 DEFAULT_P = 0.9
 GAINS = ("scaled", "label")
-
-
-def _persistence(text: str) -> float:
-    p = float(text)
-    if not 0.0 < p < 1.0:
-        raise ValueError(text)
-    return p
 
 
 def _gain_mode(text: str) -> str:
@@ -60,6 +54,11 @@ def _gain_mode(text: str) -> str:
     if t not in GAINS:
         raise ValueError(text)
     return t
+
+
+GAIN_MODE = Param("gain", _gain_mode, "scaled (label / the query's largest label, trec_eval) or "
+                  "label (the raw label, ir_measures' graded RBP, ranx)", default="scaled")
+P = Param("p", PERSISTENCE.parse, PERSISTENCE.description, default=f"{DEFAULT_P}, as trec_eval")
 
 
 def _weights(p: float) -> pl.Expr:
@@ -71,7 +70,7 @@ def _trec(base: str, m: Measure) -> str | None:
     if m.cutoff is not None or any(k != "p" for k, _ in m.params):
         return None
     p = m.param("p", DEFAULT_P)
-    return base if p == DEFAULT_P else f"{base}_p={_num(p)}"
+    return base if p == DEFAULT_P else f"{base}_p={format_number(p)}"
 
 
 @register
@@ -80,8 +79,10 @@ class RBP(Family):
     aliases = ("rank_biased_precision",)
     trec = "rbp"
     cutoff = "int"
-    params = {"p": _persistence, "rel": int, "gain": _gain_mode}
+    params = params_of(P, REL, GAIN_MODE)
     param_defaults = {"gain": "scaled"}
+    # trec_eval's names mean its default persistence; the canonical names always show p
+    param_fill = {"p": DEFAULT_P}
     summary = ("Rank-biased precision (Moffat & Zobel 2008): expected gain per document read by "
                "a user who goes on to the next document with probability p (default 0.9, as "
                "trec_eval). Gains: labels scaled to [0,1] by the query's largest label (trec_eval "
@@ -123,9 +124,10 @@ class RBP(Family):
 @register
 class RBPResidual(Family):
     name = "RBPResidual"
-    aliases = ("rbpresidual", "rbp_residual", "rbpresid")
+    aliases = ("rbp_resid", "rbp_residual", "rbpresid")
     trec = "rbp_resid"
-    params = {"p": _persistence}
+    params = params_of(P)
+    param_fill = {"p": DEFAULT_P}
     summary = ("Residual of RBP(p): the most RBP could still gain from unjudged documents and "
                "the unread tail, p^n + (1-p) Σ_{unjudged i} p^(i-1); 0 when no retrieved "
                "document is unjudged (trec_eval 10's rbp_resid).")
@@ -148,12 +150,3 @@ class RBPResidual(Family):
         # Σ_{i<=n} p^(i-1) = (1-p^n)/(1-p), so p^n + (1-p) Σ_unjudged = 1 - (1-p) Σ_judged
         unjudged = pl.col("num_ret") - pl.col(f"{col}|judged")
         return pl.when(unjudged > 0).then(1.0 - (1.0 - p) * pl.col(col)).otherwise(0.0)
-
-
-# trec_eval's names mean its default persistence; the canonical names always show p
-alias("rbp", "RBP", p=DEFAULT_P)
-alias("rbp_resid", "RBPResidual", p=DEFAULT_P)
-alias("RBPResidual", "RBPResidual", p=DEFAULT_P)
-alias("rbp_residual", "RBPResidual", p=DEFAULT_P)
-alias("rbpresid", "RBPResidual", p=DEFAULT_P)
-alias("rank_biased_precision", "RBP", p=DEFAULT_P)

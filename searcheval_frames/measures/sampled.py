@@ -10,11 +10,11 @@ from __future__ import annotations
 
 import polars as pl
 
+from ._params import REL, params_of
 from .base import Context, Family, Measure, register
 from .bpref import Bpref
-from .precision import _safe_div
+from .precision import safe_div
 
-_REL = {"rel": int}
 #: trec_eval's INFAP_EPSILON
 INFAP_EPSILON = 0.00001
 
@@ -24,7 +24,7 @@ class InfAP(Family):
     name = "infAP"
     aliases = ("infap", "inf_ap", "inferred_ap")
     trec = "infAP"
-    params = _REL
+    params = params_of(REL)
     summary = ("Inferred AP (Yilmaz & Aslam, CIKM 2006) as trec_eval computes it: for each "
                "relevant document at rank k, 1/k plus ((k-1)/k) × (fraction of the k-1 documents "
                "above that are in the pool) × (smoothed fraction of the judged ones above that "
@@ -55,7 +55,7 @@ class InfAP(Family):
         return [term.filter(lbl >= lvl).sum().alias(col)]
 
     def value(self, m: Measure, ctx: Context, col: str) -> pl.Expr:
-        return _safe_div(pl.col(col), ctx.num_rel(m).cast(pl.Float64))
+        return safe_div(pl.col(col), ctx.num_rel(m).cast(pl.Float64))
 
 
 @register
@@ -63,7 +63,7 @@ class GMBpref(Family):
     name = "GMBpref"
     aliases = ("gm_bpref", "gmbpref")
     trec = "gm_bpref"
-    params = _REL
+    params = params_of(REL)
     aggregate = "gmean"
     summary = ("Per query the Bpref; aggregated by the geometric mean (values floored at 1e-5, "
                "as trec_eval, which prints it only in the summary).")
@@ -82,7 +82,7 @@ class BinG(Family):
     name = "BinG"
     aliases = ("bing", "bin_g", "binary_g")
     trec = "binG"
-    params = _REL
+    params = params_of(REL)
     summary = ("trec_eval's binG (experimental, 2008): each relevant document gains "
                "1/log2(2 + documents not relevant ranked above it, judged or not); the sum is "
                "divided by R.")
@@ -99,4 +99,4 @@ class BinG(Family):
         return [part.filter(rel).sum().alias(col)]
 
     def value(self, m: Measure, ctx: Context, col: str) -> pl.Expr:
-        return _safe_div(pl.col(col), ctx.num_rel(m).cast(pl.Float64))
+        return safe_div(pl.col(col), ctx.num_rel(m).cast(pl.Float64))

@@ -13,14 +13,16 @@ from __future__ import annotations
 import polars as pl
 
 from ..errors import UnknownMeasureError
+from ._params import REL, Param, format_number, params_of
 from .base import Context, Family, Measure, register
-from .precision import _rel_in_top, _safe_div
+from .precision import rel_in_top, safe_div
 
-_REL = {"rel": int}
+BETA = Param("beta", float, "weight of precision against recall (trec_eval's set_F.x; "
+             "it multiplies P, not squared)", default="1")
 
 
-def _num(x: float) -> str:
-    return str(int(x)) if float(x).is_integer() else repr(float(x))
+def _weight(name: str, default: str, what: str) -> Param:
+    return Param(name, float, f"utility weight of {what}", default=default)
 
 
 @register
@@ -28,7 +30,7 @@ class SetF(Family):
     name = "SetF"
     aliases = ("set_f", "setf", "set_fmeasure")
     trec = "set_F"
-    params = {"rel": int, "beta": float}
+    params = params_of(REL, BETA)
     summary = ("trec_eval's set_F: weighted harmonic mean of the precision and recall of the "
                "whole retrieved list; 0 when nothing relevant is retrieved. As in trec_eval the "
                "weight multiplies P (it is not squared): SetF(beta=x) = trec_eval -m set_F.x.")
@@ -39,10 +41,10 @@ class SetF(Family):
         if m.param("rel") is not None:
             return None
         beta = m.param("beta")
-        return "set_F" if beta is None else f"set_F_{_num(beta)}"
+        return "set_F" if beta is None else f"set_F_{format_number(beta)}"
 
     def agg(self, m: Measure, ctx: Context, col: str) -> list[pl.Expr]:
-        return [_rel_in_top(m, ctx).alias(col)]
+        return [rel_in_top(m, ctx).alias(col)]
 
     def value(self, m: Measure, ctx: Context, col: str) -> pl.Expr:
         x = float(m.param("beta", 1.0))
@@ -57,7 +59,7 @@ class F1(Family):
     name = "F1"
     aliases = ("f1", "f1_score", "f_1")
     cutoff = "int"
-    params = _REL
+    params = params_of(REL)
     summary = ("F1 at k (as ranx's f1@k): harmonic mean of P@k (divides by k) and R@k; "
                "0 when nothing relevant is in the top k. Without @k: the whole list "
                "(= SetF with beta=1).")
@@ -65,7 +67,7 @@ class F1(Family):
     example = "F1@10"
 
     def agg(self, m: Measure, ctx: Context, col: str) -> list[pl.Expr]:
-        return [_rel_in_top(m, ctx).alias(col)]
+        return [rel_in_top(m, ctx).alias(col)]
 
     def value(self, m: Measure, ctx: Context, col: str) -> pl.Expr:
         hits = pl.col(col).cast(pl.Float64)
@@ -82,18 +84,18 @@ class RelP(Family):
     trec = "relative_P"
     cutoff = "int"
     cutoff_required = True
-    params = _REL
+    params = params_of(REL)
     summary = ("trec_eval's relative_P@k: relevant documents in the top k divided by the most "
                "there could be, min(k, R); 0 when the query has no relevant document.")
     formula = "RelP@k = |relevant ∩ top-k| / min(k, R)"
     example = "RelP@10"
 
     def agg(self, m: Measure, ctx: Context, col: str) -> list[pl.Expr]:
-        return [_rel_in_top(m, ctx).alias(col)]
+        return [rel_in_top(m, ctx).alias(col)]
 
     def value(self, m: Measure, ctx: Context, col: str) -> pl.Expr:
         den = pl.min_horizontal(ctx.num_rel(m), pl.lit(int(m.cutoff or 1)))
-        return _safe_div(pl.col(col).cast(pl.Float64), den.cast(pl.Float64))
+        return safe_div(pl.col(col).cast(pl.Float64), den.cast(pl.Float64))
 
 
 @register
@@ -101,18 +103,18 @@ class SetRelP(Family):
     name = "SetRelP"
     aliases = ("set_relative_p", "setrelp", "set_rel_p")
     trec = "set_relative_P"
-    params = _REL
+    params = params_of(REL)
     summary = ("trec_eval's set_relative_P: relevant retrieved divided by the most there could "
                "be for a list of that size, min(|retrieved|, R).")
     formula = "SetRelP = |relevant ∩ retrieved| / min(|retrieved|, R)"
     example = "SetRelP"
 
     def agg(self, m: Measure, ctx: Context, col: str) -> list[pl.Expr]:
-        return [_rel_in_top(m, ctx).alias(col)]
+        return [rel_in_top(m, ctx).alias(col)]
 
     def value(self, m: Measure, ctx: Context, col: str) -> pl.Expr:
         den = pl.min_horizontal(ctx.num_rel(m), pl.col("num_ret"))
-        return _safe_div(pl.col(col).cast(pl.Float64), den.cast(pl.Float64))
+        return safe_div(pl.col(col).cast(pl.Float64), den.cast(pl.Float64))
 
 
 @register
@@ -120,19 +122,19 @@ class SetMAP(Family):
     name = "SetMAP"
     aliases = ("set_map", "setmap", "set_ap", "setap")
     trec = "set_map"
-    params = _REL
+    params = params_of(REL)
     summary = ("trec_eval's set_map (unranked AP): set precision times recall, i.e. each "
                "retrieved relevant document scores the set precision, unretrieved ones 0.")
     formula = "SetMAP = |relevant ∩ retrieved|² / (|retrieved| · R)"
     example = "SetMAP"
 
     def agg(self, m: Measure, ctx: Context, col: str) -> list[pl.Expr]:
-        return [_rel_in_top(m, ctx).alias(col)]
+        return [rel_in_top(m, ctx).alias(col)]
 
     def value(self, m: Measure, ctx: Context, col: str) -> pl.Expr:
         hits = pl.col(col).cast(pl.Float64)
         den = pl.col("num_ret").cast(pl.Float64) * ctx.num_rel(m).cast(pl.Float64)
-        return _safe_div(hits * hits, den)
+        return safe_div(hits * hits, den)
 
 
 @register
@@ -140,7 +142,7 @@ class NumNonRelJudgedRet(Family):
     name = "NumNonRelJudgedRet"
     aliases = ("num_nonrel_judged_ret", "numnonreljudgedret")
     trec = "num_nonrel_judged_ret"
-    params = _REL
+    params = params_of(REL)
     aggregate = "sum"
     summary = ("Number of retrieved documents judged non-relevant (0 <= label < level); "
                "unjudged and negatively labelled documents are not counted. Summed.")
@@ -163,7 +165,10 @@ class Utility(Family):
     name = "Utility"
     aliases = ("utility",)
     trec = "utility"
-    params = {"rel": int, "tp": float, "fp": float, "fn": float, "tn": float}
+    params = params_of(REL, _weight("tp", "1", "a relevant retrieved document"),
+                       _weight("fp", "-1", "a non-relevant or unjudged retrieved document"),
+                       _weight("fn", "0", "a relevant document missed"),
+                       _weight("tn", "0", "the rest of the collection"))
     summary = ("trec_eval's linear utility: a weighted count of relevant retrieved (tp), "
                "non-relevant or unjudged retrieved (fp), relevant missed (fn) and the rest of "
                "the collection (tn; trec_eval without -N takes the collection size as 0, so "
@@ -179,10 +184,10 @@ class Utility(Family):
         w = [m.param(k, d) for k, d in _UTILITY]
         if all(m.param(k) is None for k, _ in _UTILITY):
             return "utility"
-        return "utility_" + ",".join(_num(x) for x in w)
+        return "utility_" + ",".join(format_number(x) for x in w)
 
     def agg(self, m: Measure, ctx: Context, col: str) -> list[pl.Expr]:
-        return [_rel_in_top(m, ctx).alias(col)]
+        return [rel_in_top(m, ctx).alias(col)]
 
     def value(self, m: Measure, ctx: Context, col: str) -> pl.Expr:
         tp, fp, fn, tn = (float(m.param(k, d)) for k, d in _UTILITY)
@@ -205,7 +210,7 @@ class RprecMult(Family):
     trec = "Rprec_mult"
     cutoff = "float"
     cutoff_required = True
-    params = _REL
+    params = params_of(REL)
     summary = ("trec_eval's Rprec_mult@x: precision after x·R documents (R = relevant in the "
                "qrels), the number of documents being (long)(x·R + 0.9) as in trec_eval "
                "(9 and 10); positions past the end of the list count as non-relevant.")
@@ -229,4 +234,4 @@ class RprecMult(Family):
 
     def value(self, m: Measure, ctx: Context, col: str) -> pl.Expr:
         cut = rprec_mult_cut(float(m.cutoff or 0.0), ctx.num_rel(m))
-        return _safe_div(pl.col(col).cast(pl.Float64), cut.cast(pl.Float64))
+        return safe_div(pl.col(col).cast(pl.Float64), cut.cast(pl.Float64))
