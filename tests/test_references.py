@@ -24,18 +24,8 @@ import searcheval_frames
 REPO = Path(__file__).resolve().parents[1]
 ROLE = re.compile(r":(func|class|mod|meth|attr|data|exc):`([^`]+)`")
 BROKEN_ELSEWHERE: dict[tuple[str, str], str] = {
-    # (module, reference) in files other developers were editing when this test landed
-    # (analysis/, figures/, core/, evalset/judges/): fixed at merge (issue 19). The test
-    # below fails when one of them resolves, so the list can only shrink.
-    ("searcheval_frames.analysis.compare", "~searcheval_frames.evaluate.evaluate"): "moved to core",
-    ("searcheval_frames.core.evaluate", "searcheval_frames.ranking"): "now core.ranking",
-    ("searcheval_frames.core.plan", "evaluate_frames"): "in core.evaluate",
-    ("searcheval_frames.core.plan", "searcheval_frames.curves"): "now figures.curves",
-    ("searcheval_frames.figures.curves", "searcheval_frames.plots"): "now figures",
-    ("searcheval_frames.figures.curves", "~searcheval_frames.evaluate.evaluate"): "moved to core",
-    ("searcheval_frames.figures.curves", "~searcheval_frames.ranking.rank_judged"): "core.ranking",
-    ("searcheval_frames.figures.curves", "searcheval_frames.evaluate.query_plan"): "core.plan",
-    ("searcheval_frames.evalset.judges.stub", "recover"): "write StubServer.recover",
+    # (module, reference) pairs known broken; empty since the merge that fixed the nine
+    # left by the other branches (issue 19). The test below fails when one resolves.
 }
 
 

@@ -309,7 +309,7 @@ def compare(
         to each of them (each unordered pair once).
     runs, qrels, measures
         Evaluate ``runs`` against ``qrels`` on ``measures`` with
-        :func:`~searcheval_frames.evaluate.evaluate` (``per_query=True``). With a
+        :func:`~searcheval_frames.core.evaluate.evaluate` (``per_query=True``). With a
         per-query frame, ``measures`` selects measures (default: all of them).
     pairs
         ``"baseline"`` (each run vs each baseline) or ``"all"`` (all pairs of

@@ -47,7 +47,6 @@ import polars as pl
 
 from ..errors import SearchEvalError, SearchEvalWarning
 from ..frames import to_native
-from ..optional import require
 from ..options import check_choice, check_float, check_int, check_optional_int
 from . import stats as _st
 from .noncentral import detectable, n_needed, t_power, upper_tail

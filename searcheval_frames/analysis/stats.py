@@ -40,8 +40,8 @@ from typing import Any
 import numpy as np
 
 from ..errors import InvalidOptionError, SearchEvalError
-from .degenerate import degenerate_reason
 from ..optional import require
+from .degenerate import degenerate_reason
 
 __all__ = [
     "CI_METHODS",

@@ -111,7 +111,7 @@ def evaluate(
         ``"canonical"`` labels results with canonical names (``nDCG@10``);
         ``"as_given"`` keeps the spelling you passed (``ndcg_cut_10``).
     strategy
-        Ranking strategy (see :mod:`searcheval_frames.ranking`); results are
+        Ranking strategy (see :mod:`searcheval_frames.core.ranking`); results are
         identical, only speed differs.
     queries, by
         Slices (:mod:`searcheval_frames.core.slicing`): ``by`` is a column of the

@@ -72,7 +72,7 @@ def query_plan(
 ) -> tuple[pl.DataFrame, pl.DataFrame]:
     """The run names in order of first appearance and the (run, query_id) pairs to evaluate.
 
-    Shared by :func:`evaluate_frames` and :mod:`searcheval_frames.curves`, so both treat
+    Shared by :func:`~searcheval_frames.core.evaluate.evaluate_frames` and :mod:`searcheval_frames.figures.curves`, so both treat
     missing and unjudged queries (and warn about them) the same way.
     """
     names = ranked.num_ret.get_column("run").unique()

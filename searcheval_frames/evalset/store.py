@@ -9,10 +9,8 @@ aside, earlier lines are never touched).
 from __future__ import annotations
 
 import contextlib
-import json
 import os
 import warnings
-import zlib
 from collections.abc import Iterable, Sequence
 from datetime import UTC, datetime
 from pathlib import Path
@@ -23,6 +21,7 @@ import polars as pl
 from ..errors import FileFormatError, InvalidRelevanceError, SearchEvalError
 from ..frames import input_kind, qrels_frame, to_native
 from ..io.write import _atomic_write
+from ._journal import CORE_KEYS, line_of, locked, parse_line
 from .grades import Grades, _parse_label, _pool_pairs, grade_names, normalize_grades
 from .policies import check_policy, settle
 
@@ -62,72 +61,6 @@ def default_journal(assessor: str | None = None) -> Path:
     name = assessor if assessor is not None else _default_assessor()
     safe = re.sub(r"[^A-Za-z0-9._-]", "_", name).strip(".") or "assessor"
     return Path.cwd() / "labels" / f"{safe}.jsonl"
-
-
-@contextlib.contextmanager
-def _locked(fd: int):
-    try:
-        import fcntl
-    except ImportError:  # pragma: no cover - Windows: single-writer use only
-        yield
-        return
-    fcntl.flock(fd, fcntl.LOCK_EX)
-    try:
-        yield
-    finally:
-        fcntl.flock(fd, fcntl.LOCK_UN)
-
-
-def _crc(body: bytes) -> str:
-    return f"{zlib.crc32(body):08x}"
-
-
-def _line_of(rec: dict[str, Any]) -> bytes:
-    """One journal line: the record as compact JSON, ending with a checksum of the rest.
-
-    ``{"query_id":"q1",...,"time":"...","crc":"1a2b3c4d"}``: ``crc`` is the CRC-32 of
-    the bytes before ``,"crc":``, so a line changed on disk (a flipped byte that still
-    parses, e.g. another id) is refused instead of read as another label.
-    """
-    body = json.dumps(rec, ensure_ascii=False, separators=(",", ":")).encode()[:-1]
-    return body + b',"crc":"' + _crc(body).encode() + b'"}\n'
-
-
-def _parse_line(line: bytes) -> dict[str, Any]:
-    """A journal line → record; ValueError / KeyError / TypeError if it is damaged.
-
-    Lines without ``crc`` (journals written before it, or edited by hand) are read
-    without the check; ``label`` must be present (``null`` for a retraction).
-    """
-    obj = json.loads(line)
-    if not isinstance(obj, dict):
-        raise TypeError(f"a line is a JSON object, not {type(obj).__name__}")
-    if "crc" in obj:
-        body = line.rstrip(b"\r")
-        cut = body.rfind(b',"crc":')
-        if cut < 0 or body[cut:] != b',"crc":"' + str(obj["crc"]).encode() + b'"}' or (
-            _crc(body[:cut]) != obj["crc"]
-        ):
-            raise ValueError("its checksum does not match: it changed after it was written")
-    label = obj["label"]
-    if label is not None:
-        label = _parse_label(label, None)
-        if label is None:
-            raise ValueError(f"label {obj['label']!r} is not an integer")
-    rec = {
-        "query_id": str(obj["query_id"]),
-        "doc_id": str(obj["doc_id"]),
-        "label": label,
-        "assessor": str(obj.get("assessor") or ""),
-        "time": str(obj.get("time") or ""),
-    }
-    extra = {k: v for k, v in obj.items() if k not in _CORE_KEYS}
-    if extra:  # provenance written with append(meta=...), e.g. an automatic judge's
-        rec["meta"] = extra
-    return rec
-
-
-_CORE_KEYS = frozenset({"query_id", "doc_id", "label", "assessor", "time", "crc"})
 
 
 _RECORD_SCHEMA = {
@@ -225,7 +158,7 @@ class LabelStore:
             if not line.strip():
                 continue
             try:
-                rec = _parse_line(line)
+                rec = parse_line(line)
             except (ValueError, KeyError, TypeError) as exc:
                 raise FileFormatError(
                     f"label journal has a damaged line ({exc})",
@@ -360,9 +293,9 @@ class LabelStore:
         self.torn = None
 
     def _write(self, rec: dict[str, Any] | list[dict[str, Any]]) -> None:
-        line = b"".join(_line_of(r) for r in (rec if isinstance(rec, list) else [rec]))
+        line = b"".join(line_of(r) for r in (rec if isinstance(rec, list) else [rec]))
         fd = self._open()
-        with _locked(fd):
+        with locked(fd):
             self._repair_tail(fd)
             view = memoryview(line)
             while view:
@@ -432,7 +365,7 @@ class LabelStore:
             "assessor": self.assessor if assessor is None else str(assessor),
             "time": _now(),
         }
-        rec.update({k: v for k, v in (meta or {}).items() if k not in _CORE_KEYS})
+        rec.update({k: v for k, v in (meta or {}).items() if k not in CORE_KEYS})
         return rec
 
     def extend(self, qrels: Any, *, assessor: str | None = None) -> int:

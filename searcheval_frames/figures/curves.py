@@ -1,11 +1,11 @@
 """Curves as data: precision and recall at every cutoff, interpolated PR curves.
 
 Both functions return tidy frames (one row per run, [query,] and cutoff or
-recall level) that the plotting helpers in :mod:`searcheval_frames.plots` draw;
+recall level) that the plotting helpers in :mod:`searcheval_frames.figures` draw;
 plot them your own way if you prefer.
 
-They compute from the same ranking as :func:`~searcheval_frames.evaluate.evaluate`
-(:func:`~searcheval_frames.ranking.rank_judged`: score descending, ties by
+They compute from the same ranking as :func:`~searcheval_frames.core.evaluate.evaluate`
+(:func:`~searcheval_frames.core.ranking.rank_judged`: score descending, ties by
 ``doc_id`` descending, the run's rank column ignored) and treat queries the same
 way (``missing="zero"``: judged queries a run lacks score 0, with a warning), so
 every number agrees with the core:
@@ -108,9 +108,9 @@ def _prepare(
 ) -> tuple[pl.DataFrame, pl.DataFrame, pl.DataFrame, pl.DataFrame]:
     """Canonical inputs -> (query table with num_rel, relevant judged rows, num_ret, run).
 
-    The query table is the core's (:func:`searcheval_frames.evaluate.query_plan`),
+    The query table is the core's (:func:`searcheval_frames.core.plan.query_plan`),
     so missing and unjudged queries are handled, and warned about, exactly as
-    :func:`~searcheval_frames.evaluate.evaluate` does.
+    :func:`~searcheval_frames.core.evaluate.evaluate` does.
     """
     _check_options(relevance_level, missing, depth, compat, "canonical", func=func,
                    judged_only=judged_only, strategy=strategy)
@@ -192,7 +192,7 @@ def precision_recall_at_k(
     Parameters
     ----------
     run, qrels
-        As for :func:`~searcheval_frames.evaluate.evaluate` (pandas, polars,
+        As for :func:`~searcheval_frames.core.evaluate.evaluate` (pandas, polars,
         arrow, dict of frames, pytrec_eval dicts).
     k
         ``None`` (default): every cutoff 1 .. the deepest ranked list; an int
@@ -200,7 +200,7 @@ def precision_recall_at_k(
     per_query
         One row per (run, query, k) instead of the mean over queries.
     relevance_level, missing, depth, judged_only, compat, columns, strategy
-        As for :func:`~searcheval_frames.evaluate.evaluate`.
+        As for :func:`~searcheval_frames.core.evaluate.evaluate`.
     progress
         Show a progress bar (tqdm) while ranking run by run; default: only for
         inputs above a few million rows with several runs.
@@ -328,7 +328,7 @@ def pr_curve_data(
     Parameters
     ----------
     run, qrels
-        As for :func:`~searcheval_frames.evaluate.evaluate`.
+        As for :func:`~searcheval_frames.core.evaluate.evaluate`.
     levels
         ``"11pt"`` (default): recall 0.0, 0.1, ..., 1.0, the classic 11-point
         curve (equals ``IPrec@0.0 ... IPrec@1.0``); ``"all"``: every recall level
@@ -338,7 +338,7 @@ def pr_curve_data(
     per_query
         One curve per (run, query) instead of the mean over queries.
     relevance_level, missing, depth, judged_only, compat, columns, strategy
-        As for :func:`~searcheval_frames.evaluate.evaluate`.
+        As for :func:`~searcheval_frames.core.evaluate.evaluate`.
     progress
         Progress bar while ranking run by run (see :func:`precision_recall_at_k`).
 

@@ -4,7 +4,7 @@ It answers in the UMBRELA form (``##final score: N``) with a deterministic grade
 ``grader(query, passage)`` (default: the share of the query's words found in the
 passage), on 127.0.0.1 in a background thread, with optional faults: HTTP 429 or 500
 every n-th request, malformed answers, slow answers, and a crash (every request after
-the n-th has its connection dropped until :meth:`recover`). It counts the answers it
+the n-th has its connection dropped until :meth:`StubServer.recover`). It counts the answers it
 gave per (query, passage), so a test can check that nothing was asked twice.
 """
 
@@ -62,7 +62,7 @@ class StubServer:
         Seconds to wait before each answer.
     crash_after
         After this many requests, drop every connection (a dead server) until
-        :meth:`recover`.
+        :meth:`StubServer.recover`.
 
     Examples
     --------
