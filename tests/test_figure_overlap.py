@@ -144,6 +144,13 @@ def _pair_power(d: Data) -> Any:
                            baseline=d.runs[0])
 
 
+def _slice_forest(d: Data) -> Any:
+    queries = pl.DataFrame({"query_id": d.queries,
+                            "bucket": [f"slice {i % 3}" for i in range(len(d.queries))]})
+    return sef.slice_forest(sef.compare(d.two(), baseline=d.runs[0], queries=queries,
+                                        by="bucket", ci_method="t", min_queries=2))
+
+
 CASES: list[FigureCase] = [
     FigureCase("bars_evaluate", lambda d: sef.benchmark_bars(d.summary)),
     FigureCase("bars_compare", lambda d: sef.benchmark_bars(d.comparison)),
@@ -155,6 +162,9 @@ CASES: list[FigureCase] = [
     FigureCase("power", _pair_power),
     FigureCase("stability", lambda d: sef.stability_curve(
         d.per_query, measure=d.measures, n_samples=20)),
+    FigureCase("leaderboard", lambda d: sef.leaderboard_plot(sef.leaderboard(
+        d.per_query, measure=d.measures[0], test="tukey_hsd", n_resamples=200, seed=0))),
+    FigureCase("slice_forest", _slice_forest),
 ]
 
 _DESIGN = ["00000", "11111", "00111", "11001", "01010", "10100"]  # pairwise covering

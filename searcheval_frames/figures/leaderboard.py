@@ -14,6 +14,7 @@ from typing import TYPE_CHECKING, Any
 import polars as pl
 
 from ..errors import SearchEvalError
+from ..frames.display import run_display_names
 from .style import LABEL_SIZE, NOTE_SIZE, OKABE_ITO, TIE, _axes, _style, _title
 
 if TYPE_CHECKING:
@@ -95,7 +96,8 @@ def leaderboard_plot(lb: Any, ax: Axes | None = None, *, title: str | None = Non
             ax.plot([row["ci_low"], row["ci_high"]], [y, y], color=color, linewidth=3,
                     solid_capstyle="butt", alpha=0.55)
         ax.plot([row["mean"]], [y], "o", color=color, markersize=6, zorder=3)
-    ax.set_yticks(data["y"].to_list(), data["run"].to_list())
+    shown = run_display_names(data["run"].to_list())  # long run names shortened, unique
+    ax.set_yticks(data["y"].to_list(), [shown[r] for r in data["run"].to_list()])
     ax.set_ylim(-0.6, k - 0.4)
     lo = data["ci_low"].fill_nan(None).min()
     hi = data["ci_high"].fill_nan(None).max()
@@ -110,6 +112,9 @@ def leaderboard_plot(lb: Any, ax: Axes | None = None, *, title: str | None = Non
     ax.set_xlabel(f"mean {lb.measure} (bar: comparison interval; no overlap = significant)",
                   fontsize=LABEL_SIZE)
     _style(ax, grid="x")
+    from matplotlib.ticker import MaxNLocator  # (matplotlib is loaded by _axes already)
+
+    ax.xaxis.set_major_locator(MaxNLocator(nbins=4))  # room for the tick labels
     default = f"{lb.measure}: {lb.describe_method().split(' over ')[0]}"
     _title(ax, title, default)
     return ax

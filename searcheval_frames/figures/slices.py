@@ -16,6 +16,7 @@ from typing import TYPE_CHECKING, Any
 import polars as pl
 
 from ..errors import SearchEvalError
+from ..frames.display import run_display_names
 from .style import LOSS, TIE, WIN, _axes, _style, _title, _to_pl
 
 if TYPE_CHECKING:  # pragma: no cover
@@ -128,12 +129,13 @@ def slice_forest(
                     xycoords=("axes fraction", "data"), xytext=(4, 0),
                     textcoords="offset points", va="center", fontsize=8)
     ax.axvline(0, color="#333333", lw=0.8)
-    labels = [f"{lab} ({run})" if several else lab
+    shown = run_display_names(sorted({*data["run"].to_list(), *data["baseline"].to_list()}))
+    labels = [f"{lab} ({shown[run]})" if several else lab
               for lab, run in zip(data["label"], data["run"], strict=True)]
     ax.set_yticks(range(n - 1, -1, -1), labels)
     ax.set_ylim(-0.7, n - 0.3)
-    base = data["baseline"][0]
-    run_name = data["run"][0] if not several else "run"
+    base = shown[data["baseline"][0]]
+    run_name = shown[data["run"][0]] if not several else "run"
     ax.set_xlabel(f"Δ {measure} ({run_name} − {base}), CI; filled = significant;\n"
                   "grey = ± minimum detectable Δ (80% power)")
     _title(ax, title, f"{measure} by slice: where does {run_name} beat {base}?")
