@@ -18,7 +18,8 @@ from typing import Any
 
 import pytest
 from conftest import DATA, shared_path
-from test_widget_browser import CHROMIUM_ARGS, TIMEOUT_MS, _chromium
+from browser_harness import CHROMIUM_ARGS, TIMEOUT_MS
+from browser_harness import chromium_path as _chromium
 
 pytestmark = pytest.mark.browser
 

@@ -53,6 +53,7 @@ from typing import Any, NamedTuple
 
 import numpy as np
 
+from ..optional import require
 from .degenerate import MIN_QUERIES, degenerate_reason
 
 __all__ = [
@@ -91,7 +92,7 @@ _NAN = float("nan")
 
 # --------------------------------------------------------------------------- t
 def _t(d: np.ndarray, alpha: float, alternative: str) -> Inference:
-    from scipy import stats
+    stats = require("scipy.stats", "paired tests and intervals")
 
     n = d.size
     mean, se = float(d.mean()), float(d.std(ddof=1) / math.sqrt(n))
@@ -160,7 +161,7 @@ def _perm(d: np.ndarray, alpha: float, alternative: str, n_resamples: int,
 
 # --------------------------------------------------------------------------- rank tests
 def _rank_p(d: np.ndarray, test: str, alternative: str, options: dict[str, Any]) -> float:
-    from scipy import stats
+    stats = require("scipy.stats", "paired tests and intervals")
 
     if test == "sign":
         wins, losses = int((d > 0).sum()), int((d < 0).sum())
@@ -182,7 +183,7 @@ def _signed_rank_exact(nz: np.ndarray, alternative: str) -> float:
     """Exact signed-rank p-value with ties (midranks) over all ``2**n`` sign patterns, by
     dynamic programming on doubled midranks (what scipy's permutation method enumerates
     for small samples, without its cost or, for n > 13, its Monte Carlo noise)."""
-    from scipy.stats import rankdata
+    rankdata = require("scipy.stats", "paired tests and intervals").rankdata
 
     r2 = np.rint(2.0 * rankdata(np.abs(nz))).astype(np.int64)  # doubled midranks
     counts = np.zeros(int(r2.sum()) + 1)

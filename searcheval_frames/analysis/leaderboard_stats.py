@@ -32,6 +32,8 @@ from typing import Any
 
 import numpy as np
 
+from ..optional import require
+
 __all__ = ["anova_two_way", "letters", "pairwise_family", "range_null", "rank_bootstrap",
            "tukey_for_pairs", "tukey_hsd"]
 
@@ -40,7 +42,7 @@ _BATCH = 8_000_000  # elements per block
 
 def anova_two_way(X: np.ndarray, *, alpha: float = 0.05) -> dict[str, float]:
     """Two-way ANOVA without replication of a queries x runs matrix (see module doc)."""
-    from scipy import stats
+    stats = require("scipy.stats", "sef.leaderboard")
 
     n, k = X.shape
     grand = float(X.mean())
@@ -73,7 +75,7 @@ def tukey_hsd(X: np.ndarray, v_e: float, *, confidence: float = 0.95,
     """Tukey HSD p-values (k x k) on the two-way residual variance, and the simultaneous
     margin ``q_{conf}(k, (k−1)(n−1)) √(V_E/n)`` of every pairwise difference (``df``
     overrides the residual degrees of freedom, e.g. ``k(n−1)`` for a one-way design)."""
-    from scipy import stats
+    stats = require("scipy.stats", "sef.leaderboard")
 
     n, k = X.shape
     df = (k - 1) * (n - 1) if df is None else df
@@ -284,7 +286,7 @@ def pairwise_family(X: np.ndarray, test: str, *, alpha: float, ci: float, n_resa
         p = randomized_p(ranges, np.abs(delta))
         half = np.full(iu.size, randomized_margin(ranges, 1.0 - ci))
     else:
-        from scipy import stats
+        stats = require("scipy.stats", "sef.leaderboard")
 
         d = X[:, iu] - X[:, ju]
         sd = d.std(axis=0, ddof=1)

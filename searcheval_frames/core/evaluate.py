@@ -44,6 +44,7 @@ from ..frames import (
 from ..frames.hazards import plan_failed
 from ..measures import Context, Measure, parse_measures
 from ..measures.ndcg import gain_expr
+from ..optional import require
 from ..options import check_bool, check_choice, check_int, check_known, check_optional_int
 from .partitioned import RunScan, part_table, scan_run
 from .plan import _query_table, query_plan
@@ -210,7 +211,7 @@ def check_evaluate_options(func: str, options: Mapping[str, Any], own: Any = Non
     import inspect
 
     if test is not None and test[1] and test[0] in ("t", "wilcoxon"):
-        from scipy import stats
+        stats = require("scipy.stats", "test_options checks")
 
         fn = stats.ttest_rel if test[0] == "t" else stats.wilcoxon
         check_known(func, {f"test_options[{k!r}]": v for k, v in test[1].items()},

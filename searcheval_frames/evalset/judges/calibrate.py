@@ -23,6 +23,7 @@ from ...analysis._inputs import qrels_pl, runs_pl
 from ...core.evaluate import evaluate
 from ...errors import IdMismatchError
 from ...frames import input_kind, to_native
+from ...optional import require
 from ...options import check_float, check_int
 from .stats import alpha_from_confusion, kappa_from_confusion, tau_ap
 from .texts import docs_texts
@@ -168,7 +169,7 @@ def _verdict(x: np.ndarray, y: np.ndarray, alpha: float, test: str) -> str:
 
 def _systems(runs: Any, human: pl.DataFrame, auto: pl.DataFrame, measures: Sequence[str],
              alpha: float, test: str) -> tuple[pl.DataFrame, pl.DataFrame, pl.DataFrame]:
-    from scipy.stats import kendalltau
+    kendalltau = require("scipy.stats", "sef.judge_agreement").kendalltau
 
     r = runs_pl(runs)
     pq = {who: evaluate(r, q, list(measures), per_query=True)

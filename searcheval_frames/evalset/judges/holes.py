@@ -116,14 +116,17 @@ def holes_verdicts(
     Examples
     --------
     >>> import polars as pl, searcheval_frames as sef
-    >>> runs = pl.DataFrame({"run": ["a"] * 4 + ["b"] * 4, "query_id": ["1", "1", "2", "2"] * 2,
-    ...                      "doc_id": ["x", "y", "x", "y"] * 2,
-    ...                      "score": [2.0, 1.0, 2.0, 1.0, 1.0, 2.0, 1.0, 2.0]})
-    >>> qrels = pl.DataFrame({"query_id": ["1", "2", "1", "2"], "doc_id": ["x", "x", "y", "y"],
-    ...                       "relevance": [1, 1, 1, 0], "source": ["human"] * 2 + ["judge:j"] * 2})
-    >>> v = holes_verdicts(runs, qrels, ["P@1"], baseline="a")
+    >>> q = [str(i) for i in range(1, 7) for _ in range(3)]  # 6 queries, 3 documents each
+    >>> b = [1.0, 0.0, 2.0, 1.0, 0.0, 2.0, 1.0, 0.0, 2.0, 2.0, 0.0, 1.0, 1.0, 2.0, 0.0,
+    ...      1.0, 2.0, 0.0]
+    >>> runs = pl.DataFrame({"run": ["a"] * 18 + ["b"] * 18, "query_id": q * 2,
+    ...                      "doc_id": ["x", "y", "z"] * 12, "score": [3.0, 2.0, 1.0] * 6 + b})
+    >>> qrels = pl.DataFrame({"query_id": q, "doc_id": ["x", "y", "z"] * 6,
+    ...                       "relevance": [0, 1, 0, 0, 0, 0, 1, 0, 0, 0, 1, 0, 1, 0, 0, 1, 0, 0],
+    ...                       "source": ["human", "judge:j", "judge:j"] * 6})
+    >>> v = holes_verdicts(runs, qrels, ["RR"], baseline="a")
     >>> v.select("nonrelevant", "relevant", "judge", "changed").row(0)
-    ('worse', 'n.s.', 'n.s.', True)
+    ('n.s.', 'n.s.', 'worse', True)
     """
     kind = input_kind(runs)
     frames = []
