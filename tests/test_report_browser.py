@@ -17,9 +17,9 @@ from pathlib import Path
 from typing import Any
 
 import pytest
-from conftest import DATA, shared_path
 from browser_harness import CHROMIUM_ARGS, TIMEOUT_MS
 from browser_harness import chromium_path as _chromium
+from conftest import DATA, shared_path
 
 pytestmark = pytest.mark.browser
 
