@@ -57,11 +57,10 @@ def test_every_family_and_module_is_in_the_docs():
     assert "one module per family" not in arch
 
 
-@pytest.mark.parametrize("family", sorted(REGISTRY))
+@pytest.mark.parametrize("family", sorted(f for f in REGISTRY if not REGISTRY[f].custom))
 def test_index_names_the_module_that_defines_the_family(family):
+    # (built-ins only: another test module may have registered a custom measure first)
     fam = REGISTRY[family]
-    if fam.custom:
-        pytest.skip("a custom measure registered by another test")
     module = type(fam).__module__.removeprefix("searcheval_frames.")
     src = (REPO / "searcheval_frames" / (module.replace(".", "/") + ".py")).read_text(encoding="utf-8")
     names = {node.name for node in ast.walk(ast.parse(src)) if isinstance(node, ast.ClassDef)}

@@ -109,13 +109,31 @@ def test_any_oserror_while_writing_names_the_target(tmp_path, monkeypatch, exc):
     assert str(target) in str(info.value) and ".tmp" not in str(info.value)
 
 
-@pytest.mark.skipif(os.geteuid() == 0, reason="root reads files whatever their mode")
-def test_permission_denied_for_real(tmp_path):  # pragma: no cover - CI runs as a user
+def test_permission_denied_for_real(tmp_path):
+    """A real EACCES: the file has mode 000 and the reader runs without the capabilities
+    that let root read anything (setpriv drops CAP_DAC_OVERRIDE / CAP_DAC_READ_SEARCH), so
+    this runs as root in CI too."""
+    import shutil
+    import subprocess
+    import sys
+
     path = tmp_path / "r.run"
     path.write_text("q1 Q0 d1 1 1.0 tag\n")
     path.chmod(0)
-    with pytest.raises(E.FileAccessError, match="Permission denied"):
-        sef.read_run(path)
+    code = ("import sys, searcheval_frames as sef\n"
+            "from searcheval_frames.errors import FileAccessError\n"
+            "try:\n    sef.read_run(sys.argv[1])\n"
+            "except FileAccessError as e:\n    print('FileAccessError:', e)\n    sys.exit(3)\n")
+    cmd = [sys.executable, "-c", code, str(path)]
+    if os.geteuid() == 0:
+        setpriv = shutil.which("setpriv")
+        assert setpriv, "util-linux's setpriv is needed to drop root's read-anything capability"
+        drop = "-dac_override,-dac_read_search"
+        cmd = [setpriv, f"--bounding-set={drop}", f"--inh-caps={drop}", *cmd]
+    env = {**os.environ, "PYTHONPATH": str(Path(__file__).resolve().parents[1])}
+    out = subprocess.run(cmd, capture_output=True, text=True, env=env, timeout=120)
+    assert out.returncode == 3, out.stderr[-2000:]
+    assert "Permission denied" in out.stdout and str(path) in out.stdout, out.stdout
 
 
 def test_cli_prints_an_oserror_as_one_line(tmp_path):
