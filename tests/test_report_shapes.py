@@ -192,3 +192,24 @@ def test_trec_dl_report_names_runs_by_their_short_names() -> None:
     got = pl.DataFrame(rep.data.comparison.means).filter(
         pl.col("run") == rep.data.baseline, pl.col("measure") == "AP").item(0, "mean")
     assert got == pytest.approx(want, abs=1e-9)
+
+
+def test_headline_leaderboard_banner_and_power_use_the_shown_run_names():
+    """Runs named by long file stems sharing a prefix: the per-run headline, the leaderboard,
+    the check banner, the notes and the power sentence use the short names the tables show
+    (seen on TREC DL 2019: 'run.dl19-passage.bm25' everywhere but the tables)."""
+    import searcheval_frames as sef
+
+    ex = DATA / "example"
+    runs = sef.read_run([ex / "runs" / f"{n}.run" for n in ("bm25", "bm25-rerank", "lsi")])
+    runs = runs.with_columns(("run.example-collection." + pl.col("run")).alias("run"))
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore")
+        rep = sef.report(runs, ex / "qrels.txt", baseline="bm25", run="lsi", n_resamples=500,
+                         figures=False)
+    data = rep.data
+    assert data.leaderboard is not None
+    assert set(data.leaderboard.frame["run"].to_list()) == {"bm25", "bm25-rerank", "lsi"}
+    for text in [data.headline, data.power, *data.notes, *data.check]:
+        assert "run.example-collection." not in text, text
+    assert "bm25" in data.headline

@@ -269,7 +269,9 @@ def build(runs: Any, qrels: Any, **options: Any) -> ReportData:
     from . import leaderboard_section as _lbs
 
     t = time.perf_counter()
-    board = _lbs.compute(cmp.per_query, cmp.runs, focus, o, progress=show)
+    board = _lbs.compute(  # under the names the page shows (display names are unique)
+        cmp.per_query.with_columns(pl.col("run").replace(display)),
+        [display[r] for r in cmp.runs], focus, o, progress=show)
     times["leaderboard"] = time.perf_counter() - t
 
     t = time.perf_counter()
@@ -342,6 +344,11 @@ def build(runs: Any, qrels: Any, **options: Any) -> ReportData:
     notes += [n for n in [tie_note(run_df, qrels_df, focus, [base, run],
                                    relevance_level=o["relevance_level"])] if n]
     check_lines = banner(run_df, qrels_df, measures, o["relevance_level"])
+    long_first = sorted((n for n in display if display[n] != n), key=len, reverse=True)
+    for full in long_first:  # the banner and notes name runs as the tables do
+        check_lines = [line.replace(full, display[full]) for line in check_lines]
+        notes = [n.replace(full, display[full]) for n in notes]
+        power_note = power_note.replace(full, display[full])
     inputs = (describe_input(runs, run_df, "run") + describe_input(qrels, qrels_df, "qrels")
               + describe_input(o["queries"], queries, "queries")
               + describe_input(o["docs"], docs, "docs"))
@@ -354,7 +361,7 @@ def build(runs: Any, qrels: Any, **options: Any) -> ReportData:
         title=title, baseline=base, run=run, runs=cmp.runs, measures=measure_names, focus=focus,
         depth=o["depth"], k=o["k"], comparison=cmp, summary=summary, diffs=diffs,
         coverage=cov, low_coverage=low, bounds=bounds, verdicts=verdicts,
-        headline=_lbs.headline(board, base, overall([v[0] for v in verdicts])),
+        headline=_lbs.headline(board, display[base], overall([v[0] for v in verdicts])),
         leaderboard=board, losses=losses, wins=wins, figures=figures,
         notes=notes, provenance=provenance(inputs, shown, o.get("command")), timings=times,
         n_queries=int(cmp.means.get_column("n_queries").max() or 0),  # type: ignore[arg-type]
