@@ -142,6 +142,17 @@ def _ratio(num: pl.DataFrame, den: pl.DataFrame, col: str, times: float = 1.0) -
     return joined.select(*_K, pl.when(pl.col("den") > 0).then(value).otherwise(0.0).alias(col))
 
 
+def _err_numerator(fam: Any, m: Measure, ctx: Context, ranked: Any,
+                   subtopics: pl.DataFrame) -> tuple[float, pl.DataFrame, pl.DataFrame]:
+    """ERR-IA's and nERR-IA's shared first steps: alpha, the coverage rows, and per (run,
+    query) ``num = Σ_{i<=k} g_i / i`` over the run's ranked documents."""
+    alpha = float(m.param("alpha", DEFAULT_ALPHA))
+    covers = fam.covers(m, ctx, subtopics)
+    num = _per_rank(fam.rows(m, ranked, covers), alpha).group_by(
+        _K, maintain_order=True).agg(in_order_sum(pl.col("g") / pl.col("rank")).alias("num"))
+    return alpha, covers, num
+
+
 @register
 class ERRIA(_IntentAware):
     name = "ERR-IA"
@@ -156,10 +167,7 @@ class ERRIA(_IntentAware):
 
     def per_query(self, m: Measure, ctx: Context, col: str, ranked: Any,
                   subtopics: pl.DataFrame) -> pl.DataFrame:
-        alpha = float(m.param("alpha", DEFAULT_ALPHA))
-        covers = self.covers(m, ctx, subtopics)
-        num = _per_rank(self.rows(m, ranked, covers), alpha).group_by(
-            _K, maintain_order=True).agg(in_order_sum(pl.col("g") / pl.col("rank")).alias("num"))
+        alpha, covers, num = _err_numerator(self, m, ctx, ranked, subtopics)
         ideal_ideal = 0.0
         for i in range(1, int(m.cutoff or 0) + 1):  # one constant, the same for every query
             ideal_ideal += (1.0 - alpha) ** (i - 1) / i
@@ -180,10 +188,7 @@ class NERRIA(_IntentAware):
 
     def per_query(self, m: Measure, ctx: Context, col: str, ranked: Any,
                   subtopics: pl.DataFrame) -> pl.DataFrame:
-        alpha = float(m.param("alpha", DEFAULT_ALPHA))
-        covers = self.covers(m, ctx, subtopics)
-        num = _per_rank(self.rows(m, ranked, covers), alpha).group_by(
-            _K, maintain_order=True).agg(in_order_sum(pl.col("g") / pl.col("rank")).alias("num"))
+        alpha, covers, num = _err_numerator(self, m, ctx, ranked, subtopics)
         den = greedy_ideal_gains(covers, alpha, int(m.cutoff or 0)).group_by(
             _Q, maintain_order=True).agg(in_order_sum(pl.col("g") / pl.col("rank")).alias("den"))
         return _ratio(num, den, col)
