@@ -3,21 +3,19 @@
 from __future__ import annotations
 
 from collections.abc import Mapping
-from pathlib import Path
 from typing import Any
 
 import polars as pl
 
 from ...analysis._inputs import queries_table
 from ...errors import MissingColumnError, SearchEvalError, format_rows
-from ...frames import find_column, is_path
+from ...frames import find_column
+from ...io.texts import docs_table
 
 __all__ = ["as_polars", "docs_texts", "judge_pairs"]
 
 _DOC_ID = ("doc_id", "docid", "docno", "pid", "id", "_id")
 _QUERY_ID = ("query_id", "qid", "topic")
-_TEXT = ("text", "body", "contents", "content", "passage", "abstract")
-_TITLE = ("title", "headline")
 
 
 def as_polars(obj: Any, arg: str) -> pl.DataFrame:
@@ -40,36 +38,13 @@ def as_polars(obj: Any, arg: str) -> pl.DataFrame:
 
 
 def docs_texts(docs: Any) -> pl.DataFrame:
-    """``doc_id, text`` (title and text joined by a blank line when both exist)."""
-    if isinstance(docs, Mapping):
-        return pl.DataFrame({"doc_id": [str(k) for k in docs],
-                             "text": [str(v) for v in docs.values()]})
-    if is_path(docs):
-        path = Path(docs)
-        name = path.name.lower()
-        if name.endswith((".jsonl", ".ndjson")):
-            df = pl.read_ndjson(path)
-        elif name.endswith(".parquet"):
-            df = pl.read_parquet(path)
-        elif name.endswith((".tsv", ".csv")):
-            df = pl.read_csv(path, separator="\t" if name.endswith(".tsv") else ",",
-                             quote_char=None if name.endswith(".tsv") else '"')
-        else:
-            raise SearchEvalError(f"docs={str(docs)!r}: use a .jsonl, .csv, .tsv or .parquet file")
-    else:
-        df = as_polars(docs, "docs")
-    did = find_column(df, _DOC_ID)
-    text = find_column(df, _TEXT, exclude=[did or ""])
-    title = find_column(df, _TITLE, exclude=[did or "", text or ""])
-    if did is None or (text is None and title is None):
-        raise MissingColumnError(
-            f"docs: need a document id and a text (or title) column; the columns are "
-            f"{df.columns}. Recognised: ids {', '.join(_DOC_ID)}; text {', '.join(_TEXT)}."
-        )
-    parts = [pl.col(c).cast(pl.String).fill_null("") for c in (title, text) if c is not None]
+    """``doc_id, text`` (title and text joined by a blank line when both exist), read by
+    the package's one reader of document tables (:func:`searcheval_frames.io.texts.docs_table`)."""
+    df = docs_table(docs.collect() if isinstance(docs, pl.LazyFrame) else docs)
+    parts = [pl.col(c).fill_null("") for c in ("title", "text") if c in df.columns]
     body = parts[0] if len(parts) == 1 else pl.concat_str(parts, separator="\n\n")
-    return df.select(pl.col(did).cast(pl.String).alias("doc_id"),
-                     body.str.strip_chars().alias("text")).unique("doc_id", keep="first")
+    return df.select("doc_id", body.str.strip_chars().alias("text")).unique("doc_id",
+                                                                           keep="first")
 
 
 def judge_pairs(pairs: Any, queries: Any = None, docs: Any = None) -> pl.DataFrame:
