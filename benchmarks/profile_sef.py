@@ -66,8 +66,8 @@ def profile_frame(tag: str, run_in: pl.DataFrame, qrels_in: pl.DataFrame) -> Non
     ms = parse_measures(MEASURES)
     with timer(f"[{tag}] evaluate_frames (auto)"):
         ev.evaluate_frames(run, qrels, ms)
-    with timer(f"[{tag}]   _query_table"):
-        importlib.import_module("searcheval_frames.core.plan")._query_table(run, qrels, "zero")
+    with timer(f"[{tag}]   query_table"):
+        importlib.import_module("searcheval_frames.core.plan").query_table(run, qrels, "zero")
     for strat in ("count", "sort"):
         with timer(f"[{tag}]   rank_judged strategy={strat}"):
             ranking.rank_judged(run, qrels, strategy=strat)

@@ -20,15 +20,31 @@ searcheval_frames.errors.InvalidOptionError: pool(depth=0): must be an integer >
 
 from __future__ import annotations
 
+import functools
+import inspect
 import math
-from collections.abc import Iterable, Mapping, Sequence
-from typing import Any, TypeVar
+from collections.abc import Callable, Iterable, Mapping, Sequence
+from dataclasses import dataclass, field, fields
+from typing import Any, TypeVar, cast
 
 from .errors import InvalidOptionError
 
 T = TypeVar("T")
+F = TypeVar("F", bound=Callable[..., Any])
 
 __all__ = [
+    "COMPATS",
+    "EVAL_RULES",
+    "MISSING",
+    "NAMES",
+    "STRATEGIES",
+    "TIES",
+    "Bool",
+    "Choice",
+    "EvalOptions",
+    "Instance",
+    "Int",
+    "Rule",
     "check_bool",
     "check_choice",
     "check_float",
@@ -36,10 +52,22 @@ __all__ = [
     "check_known",
     "check_optional_int",
     "check_str_list",
+    "option_error",
+    "validate",
+    "validate_params",
 ]
 
 
-def _fail(func: str, name: str, value: Any, rule: str, example: str | None) -> InvalidOptionError:
+def option_error(func: str, name: str, value: Any, rule: str,
+                 example: str | None) -> InvalidOptionError:
+    """The house form of an option error: ``func(name=value): rule; got value. Example: ...``.
+
+    Every check here raises through it; a function with a rule of its own (one the checks
+    do not express) raises ``option_error(...)`` too, so all messages read alike.
+
+    >>> str(option_error("pool", "depth", 0, "must be >= 1", "depth=20"))
+    'pool(depth=0): must be >= 1; got 0. Example: depth=20'
+    """
     msg = f"{func}({name}={value!r}): {rule}; got {value!r}."
     if example:
         msg += f" Example: {example}"
@@ -72,7 +100,8 @@ def check_int(
     if ok and maximum is not None and value > maximum:
         ok = False
     if not ok:
-        raise _fail(func, name, value, rule, example)
+        good = minimum if minimum is not None else maximum if maximum is not None else 1
+        raise option_error(func, name, value, rule, example or f"{name}={good}")
     return int(value)
 
 
@@ -117,14 +146,23 @@ def check_float(
         if ok and maximum is not None:
             ok = v < maximum if open_max else v <= maximum
     if not ok:
-        raise _fail(func, name, value, rule, example)
+        raise option_error(func, name, value, rule, example or f"{name}={_good_float(minimum, maximum)}")
     return float(value)
+
+
+def _good_float(minimum: float | None, maximum: float | None) -> str:
+    """A value inside [minimum, maximum] to show as the example."""
+    if minimum is not None and maximum is not None:
+        return f"{(minimum + maximum) / 2:g}"
+    if minimum is not None:
+        return f"{minimum + 1:g}"
+    return f"{maximum - 1:g}" if maximum is not None else "1.0"
 
 
 def check_bool(func: str, name: str, value: Any) -> bool:
     """``value`` must be ``True`` or ``False`` (not 0/1, not a string)."""
     if not isinstance(value, bool):
-        raise _fail(func, name, value, "must be True or False", f"{name}=True")
+        raise option_error(func, name, value, "must be True or False", f"{name}=True")
     return value
 
 
@@ -136,7 +174,7 @@ def check_choice(
         if value == a and type(value) is type(a):
             return a
     shown = ", ".join(repr(a) for a in allowed)
-    raise _fail(func, name, value, f"must be one of {shown}",
+    raise option_error(func, name, value, f"must be one of {shown}",
                 example or f"{name}={allowed[0]!r}")
 
 
@@ -144,17 +182,18 @@ def check_str_list(
     func: str, name: str, value: Any, *, allow_empty: bool = False, example: str | None = None
 ) -> list[str]:
     """A string or an iterable of strings, as a list (a lone string is one item)."""
+    example = example or f"{name}=['a', 'b']"
     if isinstance(value, str):
         items = [value]
     elif isinstance(value, Iterable) and not isinstance(value, bytes | dict):
         items = list(value)
     else:
-        raise _fail(func, name, value, "must be a string or a list of strings", example)
+        raise option_error(func, name, value, "must be a string or a list of strings", example)
     bad = [v for v in items if not isinstance(v, str)]
     if bad:
-        raise _fail(func, name, value, f"must hold only strings (not {bad[0]!r})", example)
+        raise option_error(func, name, value, f"must hold only strings (not {bad[0]!r})", example)
     if not items and not allow_empty:
-        raise _fail(func, name, value, "must not be empty", example)
+        raise option_error(func, name, value, "must not be empty", example)
     return items
 
 
@@ -186,3 +225,186 @@ def check_known(func: str, given: Mapping[str, Any], allowed: Iterable[str], *,
             f"{func}({key}={value!r}): unknown option;{hint} The options are"
             f"{' ' + where if where else ''}: {', '.join(names)}."
         )
+
+
+# --------------------------------------------------------------------------- declarative
+# Options are declared once, as rules (in the spirit of scikit-learn's parameter
+# constraints): ``{"depth": Int(minimum=1, optional=True, example="depth=100")}``. One path,
+# :func:`validate`, checks a call's values against them through the checks above, so every
+# function raises the same :class:`InvalidOptionError` in the house form.
+
+
+@dataclass(frozen=True)
+class Int:
+    """An integer in ``[minimum, maximum]`` (``optional``: ``None`` is allowed too)."""
+
+    minimum: int | None = None
+    maximum: int | None = None
+    optional: bool = False
+    what: str = ""
+    example: str | None = None
+
+    def check(self, func: str, name: str, value: Any) -> Any:
+        if self.optional:
+            return check_optional_int(func, name, value, minimum=self.minimum,
+                                      maximum=self.maximum, what=self.what,
+                                      example=self.example)
+        return check_int(func, name, value, minimum=self.minimum, maximum=self.maximum,
+                         what=self.what, example=self.example)
+
+
+@dataclass(frozen=True)
+class Choice:
+    """One of ``allowed`` (same type and value)."""
+
+    allowed: tuple[Any, ...]
+    example: str | None = None
+
+    def check(self, func: str, name: str, value: Any) -> Any:
+        return check_choice(func, name, value, self.allowed, example=self.example)
+
+
+@dataclass(frozen=True)
+class Bool:
+    """``True`` or ``False``."""
+
+    def check(self, func: str, name: str, value: Any) -> Any:
+        return check_bool(func, name, value)
+
+
+@dataclass(frozen=True)
+class Instance:
+    """An instance of ``types`` (``optional``: or ``None``); ``rule`` says it in words."""
+
+    types: tuple[type, ...]
+    rule: str
+    example: str
+    optional: bool = True
+
+    def check(self, func: str, name: str, value: Any) -> Any:
+        if (value is None and self.optional) or isinstance(value, self.types):
+            return value
+        raise option_error(func, name, value, self.rule, self.example)
+
+
+Rule = Int | Choice | Bool | Instance
+
+
+def validate(func: str, rules: Mapping[str, Rule], values: Mapping[str, Any]) -> None:
+    """Check each of ``values`` that ``rules`` names, in the order of ``rules``.
+
+    >>> validate("pool", {"depth": Int(minimum=1)}, {"depth": 0})
+    Traceback (most recent call last):
+    ...
+    searcheval_frames.errors.InvalidOptionError: pool(depth=0): must be an integer >= 1; got 0. Example: depth=1
+    """
+    for name, rule in rules.items():
+        if name in values:
+            rule.check(func, name, values[name])
+
+
+def validate_params(func: str, rules: Mapping[str, Rule]) -> Callable[[F], F]:
+    """Decorate a public function so that its arguments named in ``rules`` are checked
+    (:func:`validate`) before its body runs; errors name ``func``.
+
+    >>> @validate_params("head", {"n": Int(minimum=1, example="n=5")})
+    ... def head(rows, *, n=10):
+    ...     return rows[:n]
+    >>> head([1, 2, 3], n=2)
+    [1, 2]
+    >>> head([1, 2, 3], n=0)
+    Traceback (most recent call last):
+    ...
+    searcheval_frames.errors.InvalidOptionError: head(n=0): must be an integer >= 1; got 0. Example: n=5
+    """
+    def decorate(fn: F) -> F:
+        signature = inspect.signature(fn)
+        unknown = set(rules) - set(signature.parameters)
+        if unknown:  # a rule for no parameter is a typo in the declaration
+            raise TypeError(f"validate_params: {fn.__name__} has no parameter {sorted(unknown)}")
+
+        @functools.wraps(fn)
+        def checked(*args: Any, **kwargs: Any) -> Any:
+            try:
+                bound = signature.bind(*args, **kwargs)
+            except TypeError:
+                return fn(*args, **kwargs)  # Python's own message for a wrong call
+            validate(func, rules, bound.arguments)
+            return fn(*args, **kwargs)
+
+        return cast(F, checked)
+
+    return decorate
+
+
+# --------------------------------------------------------------------------- evaluation
+MISSING = ("zero", "skip")
+COMPATS = ("trec_eval-10", "trec_eval-9")
+NAMES = ("canonical", "as_given")
+STRATEGIES = ("auto", "presorted", "count", "sort")
+TIES = ("trec_eval", "given_order", "bounds")
+
+#: The options of an evaluation, declared once: :func:`searcheval_frames.evaluate`, the
+#: curves (``pr_curve_data``, ``precision_recall_at_k`` and their figures),
+#: ``sef.spark.evaluate``, ``sef.dask.evaluate`` and the ``searcheval`` command.
+EVAL_RULES: dict[str, Rule] = {
+    "relevance_level": Int(minimum=0, what="the smallest label that counts as relevant, "
+                           "trec_eval -l", example="relevance_level=2 for TREC DL passage qrels"),
+    "missing": Choice(MISSING,
+                      example="missing='skip' to evaluate only queries present in both"),
+    "depth": Int(minimum=1, optional=True, what="documents kept per query, trec_eval -M",
+                 example="depth=100"),
+    "compat": Choice(COMPATS, example="compat='trec_eval-9' for pytrec_eval's numbers"),
+    "names": Choice(NAMES, example="names='as_given' to keep your spelling of each measure"),
+    "judged_only": Bool(),
+    "per_query": Bool(),
+    "strategy": Choice(STRATEGIES, example="strategy='auto'"),
+    "ties": Choice(TIES, example="ties='bounds' to see how much ties could move each value"),
+}
+
+
+@dataclass(frozen=True)
+class EvalOptions:
+    """The checked options of one evaluation, shared by every way to evaluate.
+
+    Built with keyword arguments, checked as it is built (:data:`EVAL_RULES`), so an
+    ``EvalOptions`` that exists is valid. ``func`` names the public function the caller
+    called, for the messages; it is not an option and is left out of comparisons.
+
+    >>> EvalOptions(relevance_level=2).ranking
+    {'depth': None, 'judged_only': False, 'compat': 'trec_eval-10', 'strategy': 'auto'}
+    >>> EvalOptions(depth=0, func="pr_curve_data")
+    Traceback (most recent call last):
+    ...
+    searcheval_frames.errors.InvalidOptionError: pr_curve_data(depth=0): must be an integer >= 1 (documents kept per query, trec_eval -M), or None; got 0. Example: depth=100
+    """
+
+    relevance_level: int = 1
+    missing: str = "zero"
+    depth: int | None = None
+    compat: str = "trec_eval-10"
+    names: str = "canonical"
+    judged_only: bool = False
+    per_query: bool = False
+    strategy: str = "auto"
+    ties: str = "trec_eval"
+    func: str = field(default="evaluate", compare=False, repr=False)
+
+    def __post_init__(self) -> None:
+        validate(self.func, EVAL_RULES, self.values())
+
+    def values(self) -> dict[str, Any]:
+        """Every option (not ``func``) by name."""
+        return {f.name: getattr(self, f.name) for f in fields(self) if f.name != "func"}
+
+    @property
+    def ranking(self) -> dict[str, Any]:
+        """The options of the ranking step (``rank_judged``)."""
+        return {"depth": self.depth, "judged_only": self.judged_only, "compat": self.compat,
+                "strategy": self.strategy}
+
+    @property
+    def measuring(self) -> dict[str, Any]:
+        """The options ``evaluate_frames`` and ``per_query_values`` take besides ``missing``
+        and ``per_query``."""
+        return {"relevance_level": self.relevance_level, **self.ranking}

@@ -590,7 +590,7 @@ def query_tsv_files(draw) -> bytes:
 def looks_like_a_header(line: str) -> bool:
     """The documented rule: two fields or more, the first naming an id column, or the
     fields naming both an id and a text column."""
-    from searcheval_frames.io.common import QUERY_ID_ALIASES, QUERY_TEXT_ALIASES
+    from searcheval_frames.io._common import QUERY_ID_ALIASES, QUERY_TEXT_ALIASES
 
     fields = [f.strip(WS).strip("\"'").lower() for f in line.split("\t")]
     return len(fields) > 1 and (fields[0] in QUERY_ID_ALIASES or (

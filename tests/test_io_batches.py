@@ -1,6 +1,6 @@
 """The batched reader of one-tag TREC runs: checks, blocks and marks across batch edges.
 
-The reader parses in batches of ``io.trec_fast._BATCH_ROWS`` lines and checks each batch
+The reader parses in batches of ``io.trec_fast.BATCH_ROWS`` lines and checks each batch
 while polars parses the next. These tests shrink the batch to a few lines so
 that queries, duplicates and comment lines fall on batch edges.
 """
@@ -18,6 +18,8 @@ from searcheval_frames import io
 from searcheval_frames.errors import FileFormatError
 from searcheval_frames.frames import query_blocks, repeats_in_blocks, score_increases
 from searcheval_frames.io import trec_fast
+from searcheval_frames.io._lines import split_fields
+from searcheval_frames.io.trec import exact_trec_run
 
 DOCS = [f"d{i}" for i in range(8)]
 
@@ -47,7 +49,7 @@ def run_files(draw):
                               st.sampled_from(DOCS))))
 def test_batched_reader_matches_exact_reader(tmp_path, monkeypatch, data, batch, mark):
     lines, dup = data
-    monkeypatch.setattr(trec_fast, "_BATCH_ROWS", batch)
+    monkeypatch.setattr(trec_fast, "BATCH_ROWS", batch)
     path = tmp_path / "r.run"
     path.write_text("\n".join(lines) + "\n")
     if dup:
@@ -56,8 +58,8 @@ def test_batched_reader_matches_exact_reader(tmp_path, monkeypatch, data, batch,
         return
     marks = pl.DataFrame(sorted(mark), schema={"query_id": pl.String, "doc_id": pl.String},
                          orient="row")
-    df, blocks = io._read_runs(path, rank=False, mark=marks)
-    exact = io._exact_trec_run(path, path.read_bytes())
+    df, blocks = io.read_runs(path, rank=False, mark=marks)
+    exact = exact_trec_run(path, path.read_bytes())
     assert df.select("query_id", "doc_id", "score").equals(
         exact.select("query_id", "doc_id", "score"))
     assert df["run"].unique().to_list() == ["tagA"]
@@ -87,7 +89,7 @@ def test_batched_reader_matches_exact_reader(tmp_path, monkeypatch, data, batch,
      r"r\.run:4: .*document a appears again in query 1"),
 ])
 def test_duplicates_are_reported_with_their_line(tmp_path, monkeypatch, batch, text, msg):
-    monkeypatch.setattr(trec_fast, "_BATCH_ROWS", batch)
+    monkeypatch.setattr(trec_fast, "BATCH_ROWS", batch)
     path = tmp_path / "r.run"
     path.write_text(text)
     with pytest.raises(FileFormatError, match=msg):
@@ -96,7 +98,7 @@ def test_duplicates_are_reported_with_their_line(tmp_path, monkeypatch, batch, t
 
 @pytest.mark.parametrize("batch", [1, 2, 3])
 def test_lines_that_fail_the_batch_check_go_to_the_other_readers(tmp_path, monkeypatch, batch):
-    monkeypatch.setattr(trec_fast, "_BATCH_ROWS", batch)
+    monkeypatch.setattr(trec_fast, "BATCH_ROWS", batch)
     two_tags = tmp_path / "two.run"
     two_tags.write_text("1 Q0 a 1 3 A\n1 Q0 b 2 2 A\n1 Q0 a 1 3 B\n")
     assert sef.read_run(two_tags)["run"].to_list() == ["A", "A", "B"]
@@ -110,7 +112,7 @@ def test_lines_that_fail_the_batch_check_go_to_the_other_readers(tmp_path, monke
 
 
 def test_evaluate_from_files_uses_marks_and_agrees_with_frames(tmp_path, monkeypatch):
-    monkeypatch.setattr(trec_fast, "_BATCH_ROWS", 3)
+    monkeypatch.setattr(trec_fast, "BATCH_ROWS", 3)
     rows = [("1", "a", 3.0), ("1", "b", 2.0), ("1", "c", 2.0), ("1", "d", 1.0),
             ("2", "a", 5.0), ("2", "e", 4.0), ("2", "b", 4.0)]
     run = tmp_path / "r.run"
@@ -132,7 +134,7 @@ def test_evaluate_from_files_uses_marks_and_agrees_with_frames(tmp_path, monkeyp
 @pytest.mark.parametrize("where", [0, 5, 10, 15])
 def test_duplicate_in_equal_blocks(tmp_path, monkeypatch, batch, where):
     """Blocks of equal length take the row-wise sort; a duplicate anywhere is found."""
-    monkeypatch.setattr(trec_fast, "_BATCH_ROWS", batch)
+    monkeypatch.setattr(trec_fast, "BATCH_ROWS", batch)
     docs = [[f"d{j}" for j in range(4)] for _ in range(5)]  # 5 queries x 4 documents
     q, j = divmod(where, 4)
     docs[q][j] = docs[q][(j + 1) % 4]
@@ -180,7 +182,7 @@ def text_lines(draw):
 def test_split_fields_matches_the_regex_reference(lines):
     df = pl.DataFrame({"line_no": range(1, len(lines) + 1), "text": lines})
     for n in (4, 6):
-        assert io._split_fields(df, n).equals(_split_fields_by_regex(df, n))
+        assert split_fields(df, n).equals(_split_fields_by_regex(df, n))
 
 
 def test_without_collect_batches_the_one_shot_parse_is_used(tmp_path, monkeypatch):
@@ -188,7 +190,7 @@ def test_without_collect_batches_the_one_shot_parse_is_used(tmp_path, monkeypatc
     monkeypatch.delattr(pl.LazyFrame, "collect_batches")
     path = tmp_path / "r.run"
     path.write_text("1 Q0 a 1 3 t\n1 Q0 b 2 2 t\n2 Q0 a 1 1 t\n")
-    df, blocks = io._read_runs(path, rank=False,
+    df, blocks = io.read_runs(path, rank=False,
                                mark=pl.DataFrame({"query_id": ["1"], "doc_id": ["a"]}))
     assert df["doc_id"].to_list() == ["a", "b", "a"]
     assert blocks is not None and blocks.starts.tolist() == [0, 2]
@@ -200,13 +202,13 @@ def test_without_collect_batches_the_one_shot_parse_is_used(tmp_path, monkeypatc
 
 @pytest.mark.parametrize("batch", [1, 2, 100])
 def test_crlf_lines_read_like_lf_lines(tmp_path, monkeypatch, batch):
-    monkeypatch.setattr(trec_fast, "_BATCH_ROWS", batch)
+    monkeypatch.setattr(trec_fast, "BATCH_ROWS", batch)
     text = "1 Q0 a 1 3 t\n1 Q0 b 2 2 t\n2 Q0 a 1 1 t\n"
     lf, crlf = tmp_path / "lf.run", tmp_path / "crlf.run"
     lf.write_bytes(text.encode())
     crlf.write_bytes(text.replace("\n", "\r\n").encode())
-    a, blocks_a = io._read_runs(lf, rank=False)
-    b, blocks_b = io._read_runs(crlf, rank=False)
+    a, blocks_a = io.read_runs(lf, rank=False)
+    b, blocks_b = io.read_runs(crlf, rank=False)
     assert a.equals(b) and b["run"].to_list() == ["t"] * 3
     assert blocks_a is not None and blocks_b is not None
     assert blocks_a.starts.tolist() == blocks_b.starts.tolist() == [0, 2]
@@ -214,7 +216,7 @@ def test_crlf_lines_read_like_lf_lines(tmp_path, monkeypatch, batch):
 
 def test_a_duplicate_goes_straight_to_the_exact_reader(tmp_path, monkeypatch):
     """No second parse with tags: the batched reader hands over to the exact reader."""
-    monkeypatch.setattr(trec_fast, "_BATCH_ROWS", 2)
+    monkeypatch.setattr(trec_fast, "BATCH_ROWS", 2)
 
     def fail(*_a, **_k):
         raise AssertionError("the tag parse should not run for a one-tag file")

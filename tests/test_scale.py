@@ -27,7 +27,7 @@ from searcheval_frames.errors import (
 )
 from searcheval_frames.frames import checked_blocks, mark_checked
 
-evaluate_mod = importlib.import_module("searcheval_frames.core.evaluate")
+inputs_mod = importlib.import_module("searcheval_frames.core._inputs")
 
 MEASURES = ["P@10", "R@100", "RR", "nDCG@10", "AP", "Judged@10", "GMAP", "NumQ", "NumRel",
             "NumRet", "NumRelRet", "Bpref", "P(rel=2)@5", "nDCG", "DCG@10", "DCG(gain=exp)",
@@ -230,7 +230,7 @@ def test_small_lazy_runs_stay_in_memory(tmp_path):
     run.write_parquet(path)
     # one small file: read by the file reader, as sef.read_run reads it
     assert partitioned.scan_run(path) is None
-    df, blocks = evaluate_mod._run_from(path, qrels)
+    df, blocks = inputs_mod.run_from(path, qrels)
     assert df.equals(run.select("run", "query_id", "doc_id", "score"))
     assert blocks is not None and blocks.keys.equals(run.select("run", "query_id").unique(
         maintain_order=True))
@@ -279,7 +279,7 @@ def test_read_run_frames_are_not_checked_twice(tmp_path, monkeypatch):
     def boom(*a, **k):
         raise AssertionError("validated again")
 
-    monkeypatch.setattr(canonical, "_validate_run", boom)
+    monkeypatch.setattr(canonical, "validate_run", boom)
     two = quiet(sef.evaluate, frame, qrels, MEASURES, per_query=True)
     monkeypatch.undo()
     one = quiet(sef.evaluate, str(path), qrels, MEASURES, per_query=True)

@@ -112,12 +112,12 @@ def _resolve(df: pl.DataFrame, columns: Mapping[str, str] | None) -> pl.DataFram
 
 
 def per_query_input(obj: Any, columns: Mapping[str, str] | None) -> pl.DataFrame:
-    from ..frames import _to_polars
+    from ..frames import to_polars
 
     if isinstance(obj, Mapping) and obj and all(not isinstance(v, Mapping) for v in obj.values()):
         parts = []
         for name, frame in obj.items():
-            df = _to_polars(frame, f"per_query[{name!r}]")
+            df = to_polars(frame, f"per_query[{name!r}]")
             has_run = any(c.lower() in _PQ_ALIASES["run"] for c in df.columns) or (
                 columns and "run" in columns
             )
@@ -126,7 +126,7 @@ def per_query_input(obj: Any, columns: Mapping[str, str] | None) -> pl.DataFrame
             parts.append(_resolve(df, columns))
         df = pl.concat(parts, how="vertical")
     else:
-        df = _resolve(_to_polars(obj, "per_query"), columns)
+        df = _resolve(to_polars(obj, "per_query"), columns)
     if df.height == 0:
         raise EmptyInputError("per_query: the frame has no rows")
     return df

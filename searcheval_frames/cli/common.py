@@ -41,11 +41,11 @@ def _read_runs(
     paths: Sequence[str], name_from: str, qrels: pl.DataFrame
 ) -> tuple[pl.DataFrame, Blocks | None]:
     """All run files in one frame, with the blocks (and judged rows) of a single file."""
-    from ..core.evaluate import _run_from
+    from ..core._inputs import run_from
     from ..io import read_run
 
     if len(paths) == 1:  # read once, as sef.evaluate reads a path: with blocks and marks
-        df, blocks = _run_from(paths[0], qrels, name_from=name_from)  # type: ignore[arg-type]
+        df, blocks = run_from(paths[0], qrels, name_from=name_from)  # type: ignore[arg-type]
         return df.select("run", "query_id", "doc_id", "score"), blocks
     parts = [read_run(p, name_from=name_from) for p in paths]  # type: ignore[arg-type]
     names = [tuple(p.get_column("run").unique(maintain_order=True).to_list()) for p in parts]

@@ -206,9 +206,11 @@ def _list_measures(out: TextIO) -> None:
 
 def run_cli(args: argparse.Namespace, out: TextIO) -> int:
     """Evaluate as the parsed command line says; returns the exit code."""
-    from ..core.evaluate import _by_subtopic, _check_options, _flat_qrels, evaluate_frames
+    from ..core._inputs import by_subtopic, flat_qrels
+    from ..core.evaluate import evaluate_frames
     from ..io import read_qrels
     from ..measures import parse_measures
+    from ..options import EvalOptions
     from .trec_eval import expand_measures
 
     if args.rel_format in ("prefs", "qrels_prefs"):
@@ -228,7 +230,7 @@ def run_cli(args: argparse.Namespace, out: TextIO) -> int:
     else:
         # diversity measures read the qrels' second column as the subtopic (ndeval's format)
         qrels = read_qrels(args.qrels, subtopics=any(
-            _by_subtopic(r.measure) for r in exp.requests if r.measure is not None))
+            by_subtopic(r.measure) for r in exp.requests if r.measure is not None))
     names = [r.name for r in exp.requests if r.measure is not None]
     if not names and any(r.family == "relstring" for r in exp.requests):
         names = ["NumRet"]  # relstring alone: evaluate something to know the queries
@@ -237,10 +239,9 @@ def run_cli(args: argparse.Namespace, out: TextIO) -> int:
     opts: dict[str, Any] = dict(
         relevance_level=args.level, missing="zero" if args.complete else "skip",
         depth=args.depth, judged_only=args.judged_only, compat=args.compat)
-    _check_options(opts["relevance_level"], opts["missing"], opts["depth"], opts["compat"],
-                   "canonical", func="searcheval")
+    EvalOptions(func="searcheval", **opts)
     measures = parse_measures(names, duplicates="drop")
-    run, blocks = _read_runs(args.runs, args.name_from, _flat_qrels(qrels))
+    run, blocks = _read_runs(args.runs, args.name_from, flat_qrels(qrels))
     runs = run.get_column("run").unique(maintain_order=True).to_list()
     agg: pl.DataFrame | None
     pq: pl.DataFrame | None
@@ -343,10 +344,10 @@ def main(argv: Sequence[str] | None = None) -> int:
         if args.output:
             buf = io.StringIO()
             code = run_cli(args, buf)
-            from ..io import _atomic_write
+            from ..io import atomic_write
 
             data = buf.getvalue().encode()
-            _atomic_write(Path(args.output), lambda fh: fh.write(data))
+            atomic_write(Path(args.output), lambda fh: fh.write(data))
             return code
         return run_cli(args, sys.stdout)
     except SearchEvalError as exc:

@@ -31,32 +31,23 @@ from typing import Any, Literal
 
 import polars as pl
 
-from ..frames import (
-    Blocks,
-    _run_frame,
-    _to_polars,
-    input_kind,
-    is_path,
-    qrels_frame,
-    run_frame,
-    to_native,
-)
+from ..frames import Blocks, input_kind, to_native, to_polars
 from ..frames.hazards import plan_failed
 from ..measures import Context, Measure, parse_measures
 from ..measures.ndcg import gain_expr
 from ..optional import require
-from ..options import check_bool, check_choice, check_int, check_known, check_optional_int
+from ..options import EvalOptions, check_known, option_error
+from ._inputs import by_subtopic, flat_qrels, qrels_from, run_from, whole_frame
 from .partitioned import RunScan, part_table, scan_run
-from .plan import _query_table, query_plan
+from .plan import query_plan, query_table
 from .ranking import RankedJudged, Strategy, rank_judged
-from .results import _as_given, finish, pivot
-from .ties import TIES, given_order, tie_broken, with_bounds
+from .results import as_given, finish, pivot
+from .ties import given_order, tie_broken, with_bounds
 
 __all__ = ["check_evaluate_options", "evaluate", "evaluate_frames", "finish", "per_query_values",
            "pivot"]
 
 KEYS = ["run", "query_id"]
-COMPATS = ("trec_eval-10", "trec_eval-9")
 
 
 def evaluate(
@@ -146,19 +137,19 @@ def evaluate(
     >>> sef.evaluate(run, qrels, ["P@5", "R@3"]).round(2).to_dict("records")
     [{'run': 'run', 'measure': 'P@5', 'value': 0.6}, {'run': 'run', 'measure': 'R@3', 'value': 0.67}]
     """
-    _check_options(relevance_level, missing, depth, compat, names,
-                   judged_only=judged_only, per_query=per_query, strategy=strategy)
-    check_choice("evaluate", "ties", ties, TIES,
-                 example="ties='bounds' to see how much ties could move each value")
+    opts = EvalOptions(relevance_level=relevance_level, missing=missing, depth=depth,
+                       compat=compat, names=names, judged_only=judged_only,
+                       per_query=per_query, strategy=strategy, ties=ties)
     if by is not None or queries is not None:  # slices: per query, then per slice
-        return _evaluate_by(dict(locals()))  # every option (a new one too) passes through
+        args = dict(locals())
+        del args["opts"]
+        return _evaluate_by(args)  # every option (a new one too) passes through
     kind = input_kind(run)
     # canonical names: two spellings of one measure would share a name, so they raise;
     # as given: each spelling comes back under its own name
     ms = parse_measures(measures, duplicates="drop" if names == "as_given" else "error")
-    qrels_df = _qrels_from(qrels, columns, subtopics=any(_by_subtopic(m) for m in ms))
-    options: dict[str, Any] = {"relevance_level": relevance_level, "depth": depth,
-                               "judged_only": judged_only, "compat": compat, "strategy": strategy}
+    qrels_df = qrels_from(qrels, columns, subtopics=any(by_subtopic(m) for m in ms))
+    options = opts.measuring
     try:
         scan = scan_run(run, columns) if ties == "trec_eval" else None  # (too big to collect)
     except pl.exceptions.PolarsError as exc:
@@ -166,35 +157,35 @@ def evaluate(
             raise
         raise plan_failed(exc, "run") from exc
     if ties != "trec_eval":
-        run_df, _ = _run_from(run, _flat_qrels(qrels_df), columns)
+        run_df, _ = run_from(run, flat_qrels(qrels_df), columns)
         result = _evaluate_ties(run_df, qrels_df, ms, ties, per_query=per_query,
                                 missing=missing, **options)
     elif scan is not None:
         result = _evaluate_parts(scan, qrels_df, ms, per_query=per_query, missing=missing,
                                  **options)
     else:
-        run_df, blocks = _run_from(run, _flat_qrels(qrels_df), columns)
+        run_df, blocks = run_from(run, flat_qrels(qrels_df), columns)
         result = evaluate_frames(run_df, qrels_df, ms, per_query=per_query, missing=missing,
                                  blocks=blocks, **options)
     if names == "as_given":
-        result = _as_given(result, measures)
+        result = as_given(result, measures)
     return to_native(result, kind)
 
 
 def _evaluate_by(args: dict[str, Any]) -> Any:
     """:func:`evaluate` with ``by=`` (``args``: its arguments): the per-query values, cut
     into slices."""
-    from ..errors import SearchEvalError
     from .slicing import attach_slices, evaluate_by, slice_keys
 
     options = dict(args)
     run, qrels, measures = options.pop("run"), options.pop("qrels"), options.pop("measures")
     queries, by, per_query = options.pop("queries"), options.pop("by"), options.pop("per_query")
     if by is None:
-        raise SearchEvalError("evaluate(queries=...) is for slicing: add by='<column of "
-                              "queries>' (or a polars expression over it)")
+        raise option_error("evaluate", "by", by, "queries= is for slicing and needs by= (a "
+                           "column of queries, or a polars expression over it)",
+                           "by='<column of queries>'")
     keys = slice_keys(queries, by)  # bad by= fails before any work
-    long = _to_polars(evaluate(run, qrels, measures, per_query=True, **options), "run")
+    long = to_polars(evaluate(run, qrels, measures, per_query=True, **options), "run")
     long = long.collect() if isinstance(long, pl.LazyFrame) else long
     out = attach_slices(long, keys) if per_query else evaluate_by(long, keys)
     return to_native(out, input_kind(run))
@@ -237,93 +228,10 @@ def _evaluate_ties(
     value = evaluate_frames(run, qrels, measures, **options)
     with warnings.catch_warnings():  # (the same warnings as for the value)
         warnings.simplefilter("ignore")
-        flat = _flat_qrels(qrels)
+        flat = flat_qrels(qrels)
         low, high = (evaluate_frames(tie_broken(run, flat, optimistic=o), qrels, measures,
                                      **options) for o in (False, True))
     return with_bounds(value, low, high)
-
-
-def _run_from(
-    obj: Any,
-    qrels: pl.DataFrame,
-    columns: Mapping[str, str] | None = None,
-    name_from: Literal["tag", "file"] = "tag",
-) -> tuple[pl.DataFrame, Blocks | None]:
-    """Canonical run and its (run, query) blocks, from a user object or run file(s).
-
-    A run file comes with its query blocks and the rows of judged documents, found
-    while it is read (the reader marks the ``qrels``' (query, doc) pairs); files are
-    validated line by line while they are read, so the frame checks are not repeated.
-    """
-    if not is_path(obj):
-        return _run_frame(obj, columns=columns)
-    from .. import io
-
-    df, blocks = io._read_runs(obj, name_from=name_from, columns=columns, rank=False,
-                               mark=qrels.select("query_id", "doc_id"))
-    return (df if blocks is not None else run_frame(df, validate=False)), blocks
-
-
-def _by_subtopic(m: Measure) -> bool:
-    """Measures computed from judgments per subtopic (alpha-nDCG)."""
-    return m.definition.subtopics
-
-
-def _whole_frame(m: Measure) -> bool:
-    """Measures computed by the family from whole frames (``per_query``), not by ``agg``."""
-    return m.definition.whole_frames
-
-
-def _flat_qrels(qrels: pl.DataFrame) -> pl.DataFrame:
-    """One label per (query, doc): the largest over subtopics when qrels have them."""
-    if "subtopic" not in qrels.columns:
-        return qrels
-    return qrels.group_by("query_id", "doc_id", maintain_order=True).agg(
-        pl.col("relevance").max()
-    )
-
-
-def _qrels_from(
-    obj: Any, columns: Mapping[str, str] | None, subtopics: bool = False
-) -> pl.DataFrame:
-    """Canonical qrels from a user object, or from file path(s) read with :mod:`.io`.
-
-    Files are validated line by line while they are read, so the frame-level checks
-    are not repeated for them.
-    """
-    if is_path(obj):
-        from .. import io
-
-        return qrels_frame(io.read_qrels(obj, columns=columns, subtopics=subtopics),
-                           validate=False, subtopics=subtopics)
-    return qrels_frame(obj, columns=columns, subtopics=subtopics)
-
-
-def _check_options(
-    relevance_level: Any,
-    missing: Any,
-    depth: Any,
-    compat: Any,
-    names: Any,
-    *,
-    func: str = "evaluate",
-    judged_only: Any = False,
-    per_query: Any = False,
-    strategy: Any = "auto",
-) -> None:
-    """Check evaluate's options (shared by the curves and the CLI) before any work."""
-    check_int(func, "relevance_level", relevance_level, minimum=0,
-              what="the smallest label that counts as relevant, trec_eval -l",
-              example="relevance_level=2 for TREC DL passage qrels")
-    check_choice(func, "missing", missing, ("zero", "skip"),
-                 example="missing='skip' to evaluate only queries present in both")
-    check_optional_int(func, "depth", depth, minimum=1,
-                       what="documents kept per query, trec_eval -M", example="depth=100")
-    check_choice(func, "compat", compat, COMPATS)
-    check_choice(func, "names", names, ("canonical", "as_given"))
-    check_bool(func, "judged_only", judged_only)
-    check_bool(func, "per_query", per_query)
-    check_choice(func, "strategy", strategy, ("auto", "presorted", "count", "sort"))
 
 
 def _qrels_stats(qrels: pl.DataFrame, ctx: Context) -> pl.DataFrame:
@@ -358,7 +266,7 @@ def _checked_and_ranked(
     flat qrels (one label per document) and the ranked, judged run."""
     for m in measures:
         m.definition.check_qrels(m, qrels)
-    flat = _flat_qrels(qrels)
+    flat = flat_qrels(qrels)
     return qrels, flat, rank_judged(run, flat, **options)
 
 
@@ -430,7 +338,7 @@ def _values(
     """
     ctx = Context(relevance_level=relevance_level, compat=compat)
     cols = {m: f"_m{i}" for i, m in enumerate(measures)}
-    aggs = [e for m in measures if not _whole_frame(m) for e in m.definition.agg(m, ctx, cols[m])]
+    aggs = [e for m in measures if not whole_frame(m) for e in m.definition.agg(m, ctx, cols[m])]
     values = [m.definition.value(m, ctx, cols[m]).cast(pl.Float64).alias(m.name) for m in measures]
     stats = _qrels_stats(qrels, ctx)
     per_q = table.join(ranked.num_ret, on=KEYS, how="left").with_columns(
@@ -447,7 +355,7 @@ def _values(
             pl.col(agg_cols).fill_null(0).fill_nan(0)
         )
     for m in measures:
-        if _whole_frame(m):
+        if whole_frame(m):
             part = m.definition.per_query(
                 m, ctx, cols[m], ranked, qrels if subtopics is None else subtopics)
             per_q = per_q.join(part, on=KEYS, how="left").with_columns(
@@ -473,7 +381,7 @@ def _evaluate_parts(
     run_order = pl.DataFrame({"run": scan.runs}, schema={"run": pl.String})
     with warnings.catch_warnings(record=True) as seen:  # the warnings and errors of the whole
         warnings.simplefilter("always")
-        _query_table(scan.pairs, run_order, qrels, missing)
+        query_table(scan.pairs, run_order, qrels, missing)
     for w in seen:
         warnings.warn(w.message, w.category, stacklevel=3)
     wides = scan.map(

@@ -36,7 +36,7 @@ from typing import Any
 import numpy as np
 import polars as pl
 
-from ..frames import DEFAULT_RUN_NAME, Blocks, _resolve_columns, _run_frame
+from ..frames import DEFAULT_RUN_NAME, Blocks, resolve_columns, run_frame_blocks
 
 __all__ = ["ROWS_PER_PART", "RunScan", "part_table", "query_bounds", "scan_run", "within"]
 
@@ -54,7 +54,7 @@ def part_table(
 ) -> pl.DataFrame:
     """The (run, query_id) pairs to evaluate in one part of the queries, silently.
 
-    The same rule as the whole-run plan (``evaluate._query_table``): with
+    The same rule as the whole-run plan (``evaluate.query_table``): with
     ``missing="skip"`` the pairs of the run whose query has labels; with
     ``"zero"`` every run crossed with every labelled query of the part.
     """
@@ -165,7 +165,7 @@ class RunScan:
                  name: str = DEFAULT_RUN_NAME) -> None:
         self.lf, self.rows, self.columns, self.name = lf, rows, columns, name
         schema = lf.collect_schema()
-        found = _resolve_columns(
+        found = resolve_columns(
             pl.DataFrame(schema=schema), ("query_id", "doc_id"), ("score", "rank", "run"),
             columns, "run",
             "Rename the column or pass columns={'query_id': ..., 'doc_id': ..., 'score': ...}.",
@@ -195,7 +195,7 @@ class RunScan:
 
     def _canonical(self, df: pl.DataFrame) -> tuple[pl.DataFrame, Blocks | None]:
         """A part as the canonical run, checked as any in-memory run is."""
-        return _run_frame(df, columns=self.columns, name=self.name)
+        return run_frame_blocks(df, columns=self.columns, name=self.name)
 
     def _ranges(self) -> list[tuple[str | None, str | None]]:
         edges: list[str | None] = [None, *self.bounds, None]

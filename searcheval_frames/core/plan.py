@@ -24,7 +24,7 @@ def _examples(ids: pl.Series, n: int = 3) -> str:
     return ", ".join(repr(v) for v in vals)
 
 
-def _query_table(
+def query_table(
     run_q: pl.DataFrame, runs: pl.DataFrame, qrels: pl.DataFrame, missing: str
 ) -> pl.DataFrame:
     """(run, query_id) pairs to evaluate, with warnings for what is dropped or zeroed.
@@ -79,7 +79,7 @@ def query_plan(
     if names.len() > 1:  # keep the order in which runs first appear
         names = run.get_column("run").unique(maintain_order=True)
     run_order = pl.DataFrame({"run": names})
-    return run_order, _query_table(ranked.num_ret.select(KEYS), run_order, qrels, missing)
+    return run_order, query_table(ranked.num_ret.select(KEYS), run_order, qrels, missing)
 
 
 def _short(ids: list[str], n: int = 5) -> str:

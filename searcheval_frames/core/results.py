@@ -2,7 +2,7 @@
 
 ``finish`` aggregates per run (mean; sums for counts; geometric mean for GMAP) in one
 fixed order of queries, so values computed in parts (out of core, Spark, Dask) sum to
-the same last bit; ``_as_given`` labels rows with the caller's spellings; ``pivot``
+the same last bit; ``as_given`` labels rows with the caller's spellings; ``pivot``
 turns the long result into the table people read.
 """
 
@@ -13,7 +13,7 @@ from typing import Any, Literal
 import polars as pl
 
 from ..errors import SearchEvalError
-from ..frames import _to_polars, input_kind, to_native
+from ..frames import input_kind, to_native, to_polars
 from ..measures import Measure, parse_measures
 from ..options import check_choice
 
@@ -21,28 +21,28 @@ KEYS = ["run", "query_id"]
 MIN_GEO_MEAN = 1e-5
 
 
-def _spellings(measures: Any) -> list[tuple[str, str]]:
+def spellings(measures: Any) -> list[tuple[str, str]]:
     """``(canonical name, the caller's spelling)`` per requested measure, in order."""
     items = [measures] if isinstance(measures, str | Measure) else list(measures)
     return [(parse_measures(i)[0].name, i if isinstance(i, str) else i.name) for i in items]
 
 
-def _as_given(result: pl.DataFrame, measures: Any) -> pl.DataFrame:
+def as_given(result: pl.DataFrame, measures: Any) -> pl.DataFrame:
     """Rows labelled with the caller's spellings; a measure asked twice appears twice.
 
     ``result`` holds one row per distinct measure for each run (or run and query), in
     blocks; within a block rows follow the order in which the caller named them.
     """
-    pairs = _spellings(measures)
+    pairs = spellings(measures)
     n_distinct = len(dict.fromkeys(c for c, _ in pairs))
-    spellings = pl.DataFrame(
+    given = pl.DataFrame(
         {"measure": [c for c, _ in pairs], "_given": [g for _, g in pairs]},
         schema={"measure": pl.String, "_given": pl.String},
     ).with_row_index("_k")
     return (
         result.with_row_index("_row")
         .with_columns((pl.col("_row") // n_distinct).alias("_block"))
-        .join(spellings, on="measure", how="inner")
+        .join(given, on="measure", how="inner")
         .sort("_block", "_k")
         .drop("_block")
         .with_columns(pl.col("_given").alias("measure"))
@@ -122,7 +122,7 @@ def pivot(result: Any, index: Literal["run", "measure"] = "run") -> Any:
     """
     check_choice("pivot", "index", index, ("run", "measure"), example="index='measure'")
     kind = input_kind(result)
-    df = _to_polars(result, "result")
+    df = to_polars(result, "result")
     missing_cols = {"run", "measure", "value"} - set(df.columns)
     if missing_cols:
         raise SearchEvalError(

@@ -23,7 +23,7 @@ from typing import Any
 import polars as pl
 
 from ..errors import MissingColumnError, SearchEvalError, SearchEvalWarning
-from ..frames import _to_polars, is_path
+from ..frames import is_path, to_polars
 from .results import summarize
 
 __all__ = ["By", "attach_slices", "evaluate_by", "slice_columns", "slice_keys"]
@@ -43,7 +43,7 @@ def _queries_frame(queries: Any) -> pl.DataFrame:
 
         df = read_queries(queries)
     else:
-        df = _to_polars(queries, "queries")
+        df = to_polars(queries, "queries")
     if isinstance(df, pl.LazyFrame):
         df = df.collect()
     if "query_id" not in df.columns:

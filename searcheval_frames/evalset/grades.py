@@ -18,8 +18,8 @@ import polars as pl
 
 from ..errors import MissingColumnError, SearchEvalError
 from ..frames import ALIASES
-from ..frames import _to_polars as _to_polars_frame
 from ..frames import find_column as _find_column
+from ..frames import to_polars as _to_polars_frame
 from ..io import texts
 
 Grades = Sequence[int] | Mapping[str, int] | None

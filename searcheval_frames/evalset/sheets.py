@@ -29,7 +29,7 @@ from ..errors import (
     format_rows,
 )
 from ..frames import input_kind, to_native
-from ..io.write import _atomic_write
+from ..io.write import atomic_write
 from .grades import (
     Grades,
     _docs_table,
@@ -151,9 +151,9 @@ def export_label_sheet(
         p = Path(path)
         suffix = p.suffix.lower()
         if suffix == ".parquet":
-            _atomic_write(p, lambda fh: out.write_parquet(fh))
+            atomic_write(p, lambda fh: out.write_parquet(fh))
         elif suffix in (".csv", ".tsv", ".txt"):
-            _atomic_write(p, lambda fh: out.write_csv(
+            atomic_write(p, lambda fh: out.write_csv(
                 fh, include_bom=suffix == ".csv", separator="\t" if suffix != ".csv" else ","
             ))
         else:

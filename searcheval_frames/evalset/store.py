@@ -20,7 +20,7 @@ import polars as pl
 
 from ..errors import FileFormatError, InvalidRelevanceError, SearchEvalError
 from ..frames import input_kind, qrels_frame, to_native
-from ..io.write import _atomic_write
+from ..io.write import atomic_write
 from ._journal import CORE_KEYS, line_of, locked, parse_line
 from .grades import Grades, _parse_label, _pool_pairs, grade_names, normalize_grades
 from .policies import check_policy, settle
@@ -428,7 +428,7 @@ class LabelStore:
         """
         target = Path(path) if path is not None else self.path.with_suffix(".parquet")
         labels = self.labels()
-        _atomic_write(target, lambda fh: labels.write_parquet(fh))
+        atomic_write(target, lambda fh: labels.write_parquet(fh))
         return target
 
     def write_qrels(self, path: str | os.PathLike[str], **qrels_kwargs: Any) -> Path:
@@ -436,7 +436,7 @@ class LabelStore:
         q = self.qrels(**qrels_kwargs)
         target = Path(path)
         text = "".join(f"{a} 0 {b} {c}\n" for a, b, c in q.iter_rows())
-        _atomic_write(target, lambda fh: fh.write(text.encode("utf-8")))
+        atomic_write(target, lambda fh: fh.write(text.encode("utf-8")))
         return target
 
     # ------------------------------------------------------------------ lifecycle

@@ -4,15 +4,14 @@ from __future__ import annotations
 
 from typing import Any
 
-from ..core.evaluate import _check_options
-from ..options import check_bool, check_choice, check_int, check_optional_int
+from ..options import EvalOptions, check_bool, check_choice, check_int, check_optional_int
 
 
 def check_curve_options(func: str, *, relevance_level: Any, missing: Any, depth: Any,
                         judged_only: Any, compat: Any, legend: Any = True) -> None:
     """The evaluation options a curve passes on, checked under the figure's own name."""
-    _check_options(relevance_level, missing, depth, compat, "canonical", func=func,
-                   judged_only=judged_only)
+    EvalOptions(func=func, relevance_level=relevance_level, missing=missing, depth=depth,
+                compat=compat, judged_only=judged_only)
     check_bool(func, "legend", legend)
 
 

@@ -29,13 +29,13 @@ from typing import Any, Literal, cast
 
 import polars as pl
 
-from ..core.evaluate import _check_options
 from ..core.plan import query_plan
 from ..core.ranking import RankedJudged, Strategy, rank_judged
 from ..errors import InvalidOptionError, SearchEvalError
 from ..frames import input_kind, qrels_frame, run_frame, to_native
 from ..measures.base import Context
 from ..measures.rank import ELEVEN_POINTS, iprec_cut
+from ..options import EvalOptions
 
 __all__ = ["pr_curve_data", "precision_recall_at_k"]
 
@@ -112,8 +112,8 @@ def _prepare(
     so missing and unjudged queries are handled, and warned about, exactly as
     :func:`~searcheval_frames.core.evaluate.evaluate` does.
     """
-    _check_options(relevance_level, missing, depth, compat, "canonical", func=func,
-                   judged_only=judged_only, strategy=strategy)
+    EvalOptions(func=func, relevance_level=relevance_level, missing=missing, depth=depth,
+                compat=compat, judged_only=judged_only, strategy=strategy)
     run_df = run_frame(run, columns=columns)
     qrels_df = qrels_frame(qrels, columns=columns)
     level = max(int(relevance_level), 0)  # labels below 0 are never relevant

@@ -11,7 +11,7 @@ from typing import TYPE_CHECKING, Any
 import numpy as np
 
 from ..errors import SearchEvalError
-from ..io.write import _atomic_write
+from ..io.write import atomic_write
 from ..options import check_bool, check_choice, check_float
 
 if TYPE_CHECKING:  # pragma: no cover
@@ -128,6 +128,6 @@ def save_figure(
                                bbox_inches="tight" if tight else None, pad_inches=0.05,
                                metadata=_METADATA[fmt])
 
-            _atomic_write(target, draw)
+            atomic_write(target, draw)
             written.append(target)
     return written

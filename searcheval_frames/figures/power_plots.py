@@ -23,7 +23,7 @@ from ..analysis.power import power as _power
 from ..analysis.stability import Stability, _qname
 from ..analysis.stability import stability as _stability
 from ..errors import SearchEvalError
-from ..frames import _to_polars
+from ..frames import to_polars
 from ..options import check_choice, check_float, check_int
 from .style import (
     OKABE_ITO,
@@ -104,7 +104,7 @@ def power_curve(
     if isinstance(data, pl.DataFrame | pl.LazyFrame) or type(data).__module__.startswith(
         "pandas"
     ):
-        df = _to_polars(data, "data")
+        df = to_polars(data, "data")
     else:
         df = None
     if df is not None and {"n_needed", "detectable_delta", "delta"} <= set(df.columns):
@@ -113,7 +113,7 @@ def power_curve(
             if df.height == 0:
                 raise SearchEvalError(f"power_curve(measure={measure!r}): not in the data")
     else:
-        base = _to_polars(_power(data, baseline, measure, alpha=alpha, power=power,
+        base = to_polars(_power(data, baseline, measure, alpha=alpha, power=power,
                                  **power_options), "power")
         _one_measure(base, "power_curve")
         if deltas is None:
@@ -128,7 +128,7 @@ def power_curve(
         else:
             grid = [check_float("power_curve", "deltas", d, minimum=0, open_min=True,
                                 example="deltas=[0.01, 0.02, 0.05]") for d in deltas]
-        df = _to_polars(_power(data, baseline, measure, grid, alpha=alpha, power=power,
+        df = to_polars(_power(data, baseline, measure, grid, alpha=alpha, power=power,
                                **power_options), "power")
     m = _one_measure(df, "power_curve")
     pairs = df.select("run", "baseline").unique(maintain_order=True).rows()
@@ -243,7 +243,7 @@ def stability_curve(
                 check_float(fn, "band", band[1], minimum=0, maximum=1, example="band=(0.05, 0.95)"))
     summary = data.summary if isinstance(data, Stability) else data
     if "tau_mean" in getattr(summary, "columns", []):
-        df = _to_polars(summary, "data")
+        df = to_polars(summary, "data")
         if measure is not None:
             keep = [measure] if isinstance(measure, str) else list(measure)
             df = df.filter(pl.col("measure").is_in(keep))
@@ -251,7 +251,7 @@ def stability_curve(
                 raise SearchEvalError(f"stability_curve(measure={measure!r}): not in the data")
     else:
         qs = (0.05, 0.25, 0.75, 0.95) if band is None else tuple(sorted({0.25, 0.75, *band}))
-        df = _to_polars(_stability(data, measure, sizes, n_samples=n_samples, seed=seed,
+        df = to_polars(_stability(data, measure, sizes, n_samples=n_samples, seed=seed,
                                    quantiles=qs).summary, "stability")
     cols: tuple[str, str] | None = None
     if band is not None:

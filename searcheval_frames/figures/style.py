@@ -179,11 +179,11 @@ def _dash(i: int) -> str:
 
 
 def _to_pl(obj: Any, arg: str) -> pl.DataFrame:
-    from ..frames import _to_polars
+    from ..frames import to_polars
 
     if isinstance(obj, Mapping):
         raise SearchEvalError(f"{arg}: expected a DataFrame, got a dict")
-    return _to_polars(obj, arg)
+    return to_polars(obj, arg)
 
 
 def _need(df: pl.DataFrame, cols: Sequence[str], arg: str, hint: str) -> None:

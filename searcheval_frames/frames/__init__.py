@@ -6,6 +6,9 @@
 * ``checked``: runs already checked by the reader (not checked twice);
 * ``blocks``: query blocks, key hashes and duplicate checks used by validation,
   the readers and the ranking.
+
+``to_polars``, ``run_frame_blocks`` and ``resolve_columns`` are for the package's other
+layers (the user's entry points are ``run_frame`` and ``qrels_frame``).
 """
 
 from .blocks import (
@@ -22,18 +25,14 @@ from .canonical import (
     DEFAULT_RUN_NAME,
     QRELS_COLUMNS,
     RUN_COLUMNS,
-    _check_empty,
-    _duplicates,
-    _ids_to_str,
-    _resolve_columns,
-    _run_frame,
-    _validate_run,
     find_column,
     qrels_frame,
+    resolve_columns,
     run_frame,
+    run_frame_blocks,
 )
 from .checked import checked_blocks, mark_checked
-from .kinds import Kind, _to_polars, input_kind, is_path, to_native
+from .kinds import Kind, input_kind, is_path, to_native, to_polars
 
 __all__ = [
     "ALIASES",
@@ -42,13 +41,6 @@ __all__ = [
     "RUN_COLUMNS",
     "Blocks",
     "Kind",
-    "_check_empty",
-    "_duplicates",
-    "_ids_to_str",
-    "_resolve_columns",
-    "_run_frame",
-    "_to_polars",
-    "_validate_run",
     "checked_blocks",
     "find_column",
     "has_repeats",
@@ -59,8 +51,11 @@ __all__ = [
     "qrels_frame",
     "query_blocks",
     "repeats_in_blocks",
+    "resolve_columns",
     "run_checks",
     "run_frame",
+    "run_frame_blocks",
     "score_increases",
     "to_native",
+    "to_polars",
 ]

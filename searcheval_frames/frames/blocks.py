@@ -201,7 +201,7 @@ def has_repeats(values: pl.Series, blocks: Blocks | None = None) -> bool:
         return any(pool.map(lambda part: repeats_in_blocks(*part), halves))
 
 
-def _duplicates(
+def duplicate_rows(
     df: pl.DataFrame, key: list[str], blocks: Blocks | None = None, h: pl.Series | None = None
 ) -> pl.DataFrame:
     """Rows whose key occurs more than once.

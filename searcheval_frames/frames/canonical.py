@@ -38,7 +38,7 @@ from ..errors import (
 from .blocks import (  # noqa: F401
     BAD_SCORE,
     Blocks,
-    _duplicates,
+    duplicate_rows,
     has_repeats,
     key_hash,
     query_blocks,
@@ -46,7 +46,7 @@ from .blocks import (  # noqa: F401
 )
 from .checked import checked_blocks
 from .hazards import ambiguous_columns, float_ids, nested_hint, padded_ids
-from .kinds import Kind, _to_polars, input_kind, is_path, to_native  # noqa: F401
+from .kinds import Kind, input_kind, is_path, to_native, to_polars  # noqa: F401
 
 __all__ = [
     "ALIASES",
@@ -88,7 +88,7 @@ def find_column(df: pl.DataFrame, names: Sequence[str], exclude: Sequence[str] =
     return next((lower[n] for n in names if n in lower), None)
 
 
-def _resolve_columns(
+def resolve_columns(
     df: pl.DataFrame,
     wanted: tuple[str, ...],
     optional: tuple[str, ...],
@@ -136,7 +136,7 @@ def _resolve_columns(
     return found
 
 
-def _ids_to_str(df: pl.DataFrame, col: str, arg: str, user_col: str) -> pl.DataFrame:
+def ids_to_str(df: pl.DataFrame, col: str, arg: str, user_col: str) -> pl.DataFrame:
     dtype = df.schema[col]
     if df.get_column(col).null_count():
         nulls = df.filter(pl.col(col).is_null())
@@ -194,7 +194,7 @@ def _is_pytrec_dict(obj: Mapping[Any, Any]) -> bool:
     return True
 
 
-def _check_empty(df: pl.DataFrame, arg: str) -> None:
+def check_empty(df: pl.DataFrame, arg: str) -> None:
     if df.height == 0:
         raise EmptyInputError(f"{arg} has no rows; there is nothing to evaluate.")
 
@@ -236,10 +236,10 @@ def run_frame(
     >>> run_frame(pl.DataFrame({"qid": [1], "docno": ["d1"], "score": [2.0]})).columns
     ['run', 'query_id', 'doc_id', 'score']
     """
-    return _run_frame(run, columns=columns, name=name, arg=arg, validate=validate)[0]
+    return run_frame_blocks(run, columns=columns, name=name, arg=arg, validate=validate)[0]
 
 
-def _run_frame(
+def run_frame_blocks(
     run: Any,
     *,
     columns: Mapping[str, str] | None = None,
@@ -253,7 +253,7 @@ def _run_frame(
             raise EmptyInputError(f"{arg} is an empty dict; there is nothing to evaluate.")
         if _is_pytrec_dict(run):
             df = _pytrec_dict_to_frame(run, "score", arg)
-            return _run_frame(df, name=name, arg=arg, validate=validate)
+            return run_frame_blocks(df, name=name, arg=arg, validate=validate)
         parts = [
             run_frame(v, columns=columns, name=str(k), arg=f"{arg}[{k!r}]", validate=False)
             .with_columns(pl.lit(str(k)).alias("run"))
@@ -269,9 +269,9 @@ def _run_frame(
         known, blocks = checked_blocks(run)  # read and checked by sef.read_run
         if known:
             return run, (blocks if validate else None)
-    df = _to_polars(run, arg)
-    _check_empty(df, arg)
-    found = _resolve_columns(
+    df = to_polars(run, arg)
+    check_empty(df, arg)
+    found = resolve_columns(
         df,
         ("query_id", "doc_id"),
         ("score", "rank", "run"),
@@ -288,9 +288,9 @@ def _run_frame(
               if c in found]
     df = df.select(select)
     for c in ("query_id", "doc_id"):
-        df = _ids_to_str(df, c, arg, found[c])
+        df = ids_to_str(df, c, arg, found[c])
     if "run" in found:
-        df = _ids_to_str(df, "run", arg, found["run"])
+        df = ids_to_str(df, "run", arg, found["run"])
     else:
         df = df.with_columns(pl.lit(name or DEFAULT_RUN_NAME).alias("run"))
     if "rank" in found:
@@ -307,9 +307,9 @@ def _run_frame(
 
 def _checked_run(df: pl.DataFrame, arg: str, found: Mapping[str, str] | None = None
                  ) -> Blocks | None:
-    """:func:`_validate_run` and the padded-id check (query ids once a block when known)."""
+    """:func:`validate_run` and the padded-id check (query ids once a block when known)."""
     padded_ids(df, ("doc_id",), arg, found)
-    blocks = _validate_run(df, arg, found)
+    blocks = validate_run(df, arg, found)
     padded_ids(df if blocks is None else blocks.keys, ("query_id",), arg, found)
     return blocks
 
@@ -331,7 +331,7 @@ def _numeric(df: pl.DataFrame, col: str, arg: str, user_col: str, dtype: Any) ->
                             + nested_hint(src, user_col))
 
 
-def _validate_run(
+def validate_run(
     df: pl.DataFrame, arg: str, found: Mapping[str, str] | None = None
 ) -> Blocks | None:
     """Check a canonical run; return its (run, query) blocks when queries are contiguous."""
@@ -353,7 +353,7 @@ def _validate_run(
                 f"{format_rows(bad)}\nFill or drop the column."
             )
     key = ["run", "query_id", "doc_id"]
-    dup = _duplicates(df, key, blocks, h)
+    dup = duplicate_rows(df, key, blocks, h)
     if dup.height:
         raise DuplicateRowsError(
             f"{arg}: {dup.select(key).unique().height} document(s) appear more than once in the "
@@ -411,9 +411,9 @@ def qrels_frame(
             )
         df = _pytrec_dict_to_frame(qrels, "relevance", arg)
     else:
-        df = _to_polars(qrels, arg)
-    _check_empty(df, arg)
-    found = _resolve_columns(
+        df = to_polars(qrels, arg)
+    check_empty(df, arg)
+    found = resolve_columns(
         df,
         ("query_id", "doc_id", "relevance"),
         ("subtopic",) if subtopics else (),
@@ -425,12 +425,12 @@ def qrels_frame(
     df = df.select(pl.col(found[c]).alias(c) for c in cols)
     for c in cols:
         if c != "relevance":
-            df = _ids_to_str(df, c, arg, found[c])
+            df = ids_to_str(df, c, arg, found[c])
     df = df.with_columns(_relevance(df, arg, found["relevance"]))
     if validate:
         padded_ids(df, ("query_id", "doc_id"), arg, found)
         key = ["query_id", "doc_id"] + (["subtopic"] if "subtopic" in found else [])
-        dup = _duplicates(df, key)
+        dup = duplicate_rows(df, key)
         if dup.height:
             raise DuplicateRowsError(
                 f"{arg}: {dup.select(key).unique().height} (query, document) pair(s) are "

@@ -4,7 +4,7 @@
 run's query blocks on the way; the frame it returns is then passed to
 ``sef.evaluate``, which would check it all over again (finite scores, duplicates,
 blocks: a third of the time of a 7M-row evaluation). The reader records the frame
-here; :func:`frames.canonical._run_frame` looks it up and skips the repeated work.
+here; :func:`frames.canonical.run_frame_blocks` looks it up and skips the repeated work.
 
 Keyed by the frame object (polars frames are immutable, so the same object
 means the same content) and held weakly: an entry disappears with its frame, and

@@ -34,7 +34,7 @@ import polars as pl
 from ..errors import IdMismatchError, SearchEvalError
 from ..options import check_choice
 from .canonical import ALIASES, find_column, qrels_frame, run_frame
-from .kinds import _to_polars, input_kind, to_native
+from .kinds import input_kind, to_native, to_polars
 
 __all__ = ["collapse"]
 
@@ -48,7 +48,7 @@ def _mapping(doc_of: Any) -> pl.DataFrame | None:
     if isinstance(doc_of, Mapping):
         return pl.DataFrame({"chunk_id": [str(k) for k in doc_of],
                              "_doc": [str(v) for v in doc_of.values()]})
-    df = _to_polars(doc_of, "doc_of")
+    df = to_polars(doc_of, "doc_of")
     if "chunk_id" not in df.columns or "doc_id" not in df.columns:
         raise SearchEvalError(
             f"collapse(doc_of=...): a mapping frame needs chunk_id and doc_id columns "
@@ -173,7 +173,7 @@ def collapse(
     check_choice("collapse", "to", to, ("doc", "chunk"), example="to='doc'")
     check_choice("collapse", "how", how, ("max", "first"), example="how='max'")
     kind = input_kind(frame)
-    probe = _to_polars(frame, "frame") if not isinstance(frame, Mapping) else None
+    probe = to_polars(frame, "frame") if not isinstance(frame, Mapping) else None
     is_qrels = probe is not None and find_column(
         probe.rename({v: k for k, v in (columns or {}).items() if v in probe.columns}),
         ALIASES["relevance"]) is not None

@@ -1,7 +1,7 @@
 """What kind of object the caller passed, and how to give a frame back as that kind.
 
 ``input_kind`` remembers whether the caller gave pandas, polars (eager or lazy),
-pyarrow or a path; ``to_native`` converts a polars result back; ``_to_polars``
+pyarrow or a path; ``to_native`` converts a polars result back; ``to_polars``
 turns any dataframe-like object into an eager polars frame.
 """
 
@@ -80,7 +80,7 @@ def to_native(frame: pl.DataFrame, kind: Kind) -> Any:
 
 
 # --------------------------------------------------------------------------- input
-def _to_polars(obj: Any, arg: str) -> pl.DataFrame:
+def to_polars(obj: Any, arg: str) -> pl.DataFrame:
     if isinstance(obj, pl.DataFrame):
         return obj
     if isinstance(obj, pl.LazyFrame):

@@ -52,8 +52,8 @@ import polars as pl
 
 from ..core import partitioned
 from ..errors import DuplicateRowsError, SearchEvalError, SearchEvalWarning, format_rows
-from ..frames import RUN_COLUMNS, _run_frame, input_kind, is_path, run_frame, to_native
-from ..options import _fail, check_choice, check_float, check_optional_int
+from ..frames import RUN_COLUMNS, input_kind, is_path, run_frame, run_frame_blocks, to_native
+from ..options import check_choice, check_float, check_optional_int, option_error
 from .parts import out_of_order, query_ranges, within
 
 __all__ = ["METHODS", "NORMS", "fuse"]
@@ -93,7 +93,7 @@ def _check_norm(func: str, norm: Any, method: str) -> str | None:
         return None
     norm = check_choice(func, "norm", norm, NORMS, example="norm='min-max'")
     if method in RANK_METHODS:
-        raise _fail(
+        raise option_error(
             func, "norm", norm,
             f"must be None for method={method!r}, which uses ranks only (every normalisation "
             "keeps each run's order); normalisations apply to the score methods "
@@ -106,7 +106,7 @@ def _check_name(func: str, name: Any) -> str | None:
     if name is None:
         return None
     if not isinstance(name, str) or not name or any(c.isspace() for c in name):
-        raise _fail(func, "name", name, "must be a non-empty string without spaces (it is "
+        raise option_error(func, "name", name, "must be a non-empty string without spaces (it is "
                     "the run tag of the fused run), or None", "name='hybrid'")
     return name
 
@@ -116,26 +116,26 @@ def _check_weights(func: str, weights: Any, names: list[str], method: str) -> li
     if weights is None:
         return None
     if method not in ("wsum", "rrf"):
-        raise _fail(func, "weights", weights, f"are used by method='wsum' and 'rrf' only, not "
+        raise option_error(func, "weights", weights, f"are used by method='wsum' and 'rrf' only, not "
                     f"{method!r}; pass weights=None", "fuse(runs, method='wsum', weights=[0.7, 0.3])")
     example = "weights={" + ", ".join(f"{n!r}: 0.5" for n in names[:2]) + "}"
     if isinstance(weights, Mapping):
         if set(weights) != set(names):
-            raise _fail(func, "weights", weights, f"must have one weight per run, keyed by run "
+            raise option_error(func, "weights", weights, f"must have one weight per run, keyed by run "
                         f"name ({', '.join(map(repr, names))})", example)
         values = [weights[n] for n in names]
     elif isinstance(weights, Sequence) and not isinstance(weights, str):
         values = list(weights)
         if len(values) != len(names):
-            raise _fail(func, "weights", weights, f"must have {len(names)} weights, one per run "
+            raise option_error(func, "weights", weights, f"must have {len(names)} weights, one per run "
                         f"in order ({', '.join(map(repr, names))})", example)
     else:
-        raise _fail(func, "weights", weights, "must be a list of numbers (one per run, in order) "
+        raise option_error(func, "weights", weights, "must be a list of numbers (one per run, in order) "
                     "or a dict {run_name: weight}", example)
     ok = all(isinstance(v, int | float) and not isinstance(v, bool) and math.isfinite(v)
              and v >= 0 for v in values)
     if not ok or not any(v > 0 for v in values):
-        raise _fail(func, "weights", weights, "must be finite numbers >= 0, not all 0", example)
+        raise option_error(func, "weights", weights, "must be finite numbers >= 0, not all 0", example)
     return [float(v) for v in values]
 
 
@@ -145,7 +145,7 @@ def _runs_frame(runs: Any, columns: Mapping[str, str] | None) -> tuple[pl.DataFr
     if is_path(runs):
         from .. import io
 
-        return io._read_runs(runs, rank=False)[0].select(RUN_COLUMNS), input_kind(runs)
+        return io.read_runs(runs, rank=False)[0].select(RUN_COLUMNS), input_kind(runs)
     if isinstance(runs, list | tuple):
         if not runs:
             raise SearchEvalError("fuse: runs is an empty list; pass two runs or more.")
@@ -155,7 +155,7 @@ def _runs_frame(runs: Any, columns: Mapping[str, str] | None) -> tuple[pl.DataFr
             if is_path(item):
                 from .. import io
 
-                part = io._read_runs(item, rank=False)[0]
+                part = io.read_runs(item, rank=False)[0]
             else:
                 part = run_frame(item, columns=columns, name=f"run{i + 1}", arg=f"runs[{i}]")
             part = part.select(RUN_COLUMNS)
@@ -171,7 +171,7 @@ def _runs_frame(runs: Any, columns: Mapping[str, str] | None) -> tuple[pl.DataFr
         native = next((r for r in runs if not is_path(r)), None)
         kind = input_kind(native) if native is not None else input_kind("x")
         return pl.concat(parts, how="vertical_relaxed"), kind
-    return _run_frame(runs, columns=columns, arg="runs")[0].select(RUN_COLUMNS), input_kind(runs)
+    return run_frame_blocks(runs, columns=columns, arg="runs")[0].select(RUN_COLUMNS), input_kind(runs)
 
 
 def _run_names(df: pl.DataFrame) -> list[str]:

@@ -18,10 +18,11 @@ from typing import Any
 import numpy as np
 import polars as pl
 
-from ..core.evaluate import _qrels_from, evaluate_frames
+from ..core._inputs import qrels_from
+from ..core.evaluate import evaluate_frames
 from ..errors import SearchEvalError, SearchEvalWarning
 from ..measures import parse_measures
-from ..options import _fail, check_choice, check_float, check_int, check_optional_int
+from ..options import check_choice, check_float, check_int, check_optional_int, option_error
 from .methods import (
     RANK_METHODS,
     _check_method,
@@ -104,11 +105,11 @@ def _simplex_grid(func: str, step: Any, n: int) -> list[tuple[float, ...]]:
                        what="the step of a grid of weights that sum to 1", example="grid=0.1")
     m = round(1 / step)
     if abs(m * step - 1) > 1e-9:
-        raise _fail(func, "grid", step, "must divide 1 into whole steps (0.5, 0.25, 0.1, 0.05, ...)",
+        raise option_error(func, "grid", step, "must divide 1 into whole steps (0.5, 0.25, 0.1, 0.05, ...)",
                     "grid=0.1")
     count = math.comb(m + n - 1, n - 1)
     if count > MAX_CANDIDATES:
-        raise _fail(func, "grid", step, f"gives {count:,} weight vectors for {n} runs (more than "
+        raise option_error(func, "grid", step, f"gives {count:,} weight vectors for {n} runs (more than "
                     f"{MAX_CANDIDATES:,}); use a larger step or trials=", "trials=500")
     # compositions of m into n parts (stars and bars), in a fixed order
     out = []
@@ -121,10 +122,10 @@ def _simplex_grid(func: str, step: Any, n: int) -> list[tuple[float, ...]]:
 def _check_ks(func: str, ks: Any) -> list[float]:
     items = [ks] if isinstance(ks, int | float) and not isinstance(ks, bool) else ks
     if not isinstance(items, Iterable) or isinstance(items, str | bytes | Mapping):
-        raise _fail(func, "k", ks, "must be a number >= 0 or a list of them", "k=[10, 60, 100]")
+        raise option_error(func, "k", ks, "must be a number >= 0 or a list of them", "k=[10, 60, 100]")
     items = list(items)
     if not items:
-        raise _fail(func, "k", ks, "must not be empty", "k=[10, 60, 100]")
+        raise option_error(func, "k", ks, "must not be empty", "k=[10, 60, 100]")
     return [check_float(func, "k", v, minimum=0, what="RRF's constant", example="k=[10, 60]")
             for v in items]
 
@@ -133,11 +134,11 @@ def _query_set(func: str, train_queries: Any) -> set[str] | None:
     if train_queries is None:
         return None
     if isinstance(train_queries, str | bytes) or not isinstance(train_queries, Iterable):
-        raise _fail(func, "train_queries", train_queries, "must be a list of query ids, or None",
+        raise option_error(func, "train_queries", train_queries, "must be a list of query ids, or None",
                     "train_queries=['q01', 'q02']")
     ids = {str(q) for q in train_queries}
     if not ids:
-        raise _fail(func, "train_queries", train_queries, "must not be empty",
+        raise option_error(func, "train_queries", train_queries, "must not be empty",
                     "train_queries=['q01', 'q02']")
     return ids
 
@@ -207,14 +208,14 @@ def optimize_fusion(
     func = "optimize_fusion"
     ms = parse_measures(measure)
     if len(ms) != 1:
-        raise _fail(func, "measure", measure, "must name one measure", "measure='nDCG@10'")
+        raise option_error(func, "measure", measure, "must name one measure", "measure='nDCG@10'")
     method = _check_method(func, method)
     method = check_choice(func, "method", method, TUNABLE, example="method='wsum'")
     if norm == "auto":
         norm = None if method in RANK_METHODS else "min-max"
     norm = _check_norm(func, norm, method)
     if grid is not None and trials is not None:
-        raise _fail(func, "trials", trials, "cannot be combined with grid=; pick one",
+        raise option_error(func, "trials", trials, "cannot be combined with grid=; pick one",
                     "grid=0.1 or trials=200")
     trials = check_optional_int(func, "trials", trials, minimum=1, example="trials=200")
     seed = check_int(func, "seed", seed, example="seed=0")
@@ -225,7 +226,7 @@ def optimize_fusion(
 
     df, _ = _runs_frame(runs, None)
     names = _run_names(df)
-    qrels_df = _qrels_from(qrels, None)
+    qrels_df = qrels_from(qrels, None)
     n = len(names)
     tune_weights = method == "wsum" or grid is not None or trials is not None
     if not tune_weights:
@@ -238,7 +239,7 @@ def optimize_fusion(
         weight_sets = list(_simplex_grid(func, 0.1 if grid is None else grid, n))
     cands = [(kv, w) for kv in ks for w in weight_sets]
     if len(cands) > MAX_CANDIDATES:
-        raise _fail(func, "k", k, f"with the weights gives {len(cands):,} candidates (more "
+        raise option_error(func, "k", k, f"with the weights gives {len(cands):,} candidates (more "
                     f"than {MAX_CANDIDATES:,})", "k=[10, 60]")
 
     judged = qrels_df.get_column("query_id").unique()

@@ -35,15 +35,12 @@ and a hint. Writers are atomic: they write a temporary file in the target
 folder, flush it to disk and rename it over the target.
 """
 
-# the private names are used by core, cli and the tests; ``_BATCH_ROWS`` is a copy:
-# patch it on :mod:`.trec_fast`, which reads it
-from .api import _read_runs, read_qrels, read_run  # noqa: F401
-from .common import detect_format
-from .lines import _split_fields  # noqa: F401
+# ``read_runs`` (runs with their query blocks) and ``atomic_write`` are for the package's
+# other layers (core, fusion, cli); ``BATCH_ROWS`` lives on :mod:`.trec_fast`
+from ._common import detect_format
+from .api import read_qrels, read_run, read_runs  # noqa: F401
 from .queries import read_queries
-from .trec import _exact_trec_run  # noqa: F401
-from .trec_fast import _BATCH_ROWS  # noqa: F401
-from .write import _atomic_write, write_qrels, write_queries, write_run  # noqa: F401
+from .write import atomic_write, write_qrels, write_queries, write_run  # noqa: F401
 
 __all__ = [
     "detect_format",

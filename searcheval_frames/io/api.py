@@ -11,21 +11,21 @@ import polars as pl
 
 from .. import frames
 from ..errors import EmptyInputError, SearchEvalError
-from .common import (
+from ._common import (
     Backend,
     Format,
     PathLike,
-    _check_format,
-    _native,
-    _paths,
-    _read_bytes,
-    _stem,
+    as_backend,
+    check_format,
     detect_format,
+    file_stem,
+    path_list,
+    read_bytes,
 )
-from .parquet import _fast_parquet_run
-from .queries import _irds_qrels
-from .tables import _read_table, _table_canonical
-from .trec import _read_trec_qrels, _read_trec_run
+from .parquet import fast_parquet_run
+from .queries import irds_qrels
+from .tables import read_table, table_canonical
+from .trec import read_trec_qrels, read_trec_run
 
 
 def read_run(
@@ -83,12 +83,12 @@ def read_run(
     >>> read_run(p).row(0)
     ('bm25', '1', 'd1', 2.5, 1)
     """
-    out, blocks = _read_runs(path, format, name, name_from, columns, rank)
+    out, blocks = read_runs(path, format, name, name_from, columns, rank)
     # recorded as checked, so that evaluate(read_run(path), ...) does not check it again
-    return _native(frames.mark_checked(out, blocks), backend)
+    return as_backend(frames.mark_checked(out, blocks), backend)
 
 
-def _read_runs(
+def read_runs(
     path: PathLike | Sequence[PathLike],
     format: Format | None = None,
     name: str | Sequence[str] | None = None,
@@ -102,10 +102,10 @@ def _read_runs(
     ``mark``: ``query_id, doc_id`` pairs (the qrels) whose rows to list in
     ``blocks.marked`` (one TREC file only; a superset: join on the ids to use them).
     """
-    _check_format(format)
+    check_format(format)
     if name_from not in ("tag", "file"):
         raise SearchEvalError(f"name_from={name_from!r}: use 'tag' or 'file'")
-    paths = _paths(path)
+    paths = path_list(path)
     names: list[str | None]
     if name is None:
         names = [None] * len(paths)
@@ -128,7 +128,7 @@ def _read_runs(
     for p, nm in zip(paths, names, strict=True):
         df, blocks = _read_one_run(p, format, columns, rank, mark if len(paths) == 1 else None)
         if nm is not None or name_from == "file" or "tag" not in df.columns:
-            run_name = nm if nm is not None else _stem(p)
+            run_name = nm if nm is not None else file_stem(p)
             df = df.with_columns(pl.lit(run_name).alias("run"))
             if blocks is not None and "tag" not in blocks.keys.columns:
                 # (query blocks of a file without tags: one run, the blocks hold)
@@ -169,7 +169,7 @@ def _read_one_run(
 ) -> tuple[pl.DataFrame, frames.Blocks | None]:
     fmt = fmt or detect_format(p, "run")
     if fmt == "trec":
-        df, blocks = _read_trec_run(p, rank, mark)
+        df, blocks = read_trec_run(p, rank, mark)
         if df.height == 0:
             raise EmptyInputError(f"{p}: the run file has no result lines (only comments or "
                                   "blank lines)")
@@ -178,11 +178,11 @@ def _read_one_run(
             df = df.drop("tag")
         return df, blocks
     if fmt == "parquet":
-        fast = _fast_parquet_run(p, columns)
+        fast = fast_parquet_run(p, columns)
         if fast is not None:
             return fast
-    table, first, label = _read_table(p, fmt)
-    return _table_canonical(table, p, first, label, fmt, "run", columns), None
+    table, first, label = read_table(p, fmt)
+    return table_canonical(table, p, first, label, fmt, "run", columns), None
 
 
 def read_qrels(
@@ -225,21 +225,21 @@ def read_qrels(
     >>> read_qrels(p).rows()
     [('1', 'd1', 2), ('1', 'd2', 0)]
     """
-    _check_format(format)
+    check_format(format)
     if isinstance(path, str) and path.startswith("irds:"):
-        return _native(_irds_qrels(path[5:]), backend)
+        return as_backend(irds_qrels(path[5:]), backend)
     parts = []
-    for p in _paths(path):
+    for p in path_list(path):
         fmt = format or detect_format(p, "qrels")
         if fmt == "trec":
-            df = _read_trec_qrels(p, _read_bytes(p), subtopics)
+            df = read_trec_qrels(p, read_bytes(p), subtopics)
         else:
-            table, first, label = _read_table(p, fmt)
-            df = _table_canonical(table, p, first, label, fmt, "qrels", columns, subtopics)
+            table, first, label = read_table(p, fmt)
+            df = table_canonical(table, p, first, label, fmt, "qrels", columns, subtopics)
         if df.height == 0:
             raise EmptyInputError(f"{p}: the qrels file has no judgments")
         parts.append(df)
     out = parts[0] if len(parts) == 1 else pl.concat(parts)
     if len(parts) > 1:
         frames.qrels_frame(out, arg="qrels files", subtopics=subtopics)  # duplicates across files
-    return _native(out, backend)
+    return as_backend(out, backend)

@@ -1,7 +1,7 @@
 """Parquet runs, the fast way: polars' reader and the in-memory checks, one pass each.
 
 A Parquet run is already typed (string ids, float scores), so it needs no text
-parsing: :func:`_fast_parquet_run` reads it with polars (multi-threaded; the
+parsing: :func:`fast_parquet_run` reads it with polars (multi-threaded; the
 UTF-8 of its strings is validated by the reader), checks it with one fused
 pass (missing or blank ids, scores that are not finite, missing ranks) and
 one duplicate check by query blocks, and returns it with those blocks.
@@ -24,10 +24,10 @@ from pathlib import Path
 import polars as pl
 
 from .. import frames
-from .tables import _found_columns
+from .tables import found_columns
 
 
-def _fast_parquet_run(
+def fast_parquet_run(
     path: Path, columns: Mapping[str, str] | None
 ) -> tuple[pl.DataFrame, frames.Blocks | None] | None:
     """``query_id, doc_id, score[, rank][, tag]`` and the (tag, query) blocks of a clean
@@ -39,7 +39,7 @@ def _fast_parquet_run(
     >>> p = pathlib.Path(tempfile.mkdtemp()) / "r.parquet"
     >>> pl.DataFrame({"qid": ["1", "1"], "docno": ["a", "b"], "score": [2.0, 1.0]}
     ...              ).write_parquet(p)
-    >>> df, blocks = _fast_parquet_run(p, None)
+    >>> df, blocks = fast_parquet_run(p, None)
     >>> df.columns, blocks.starts.tolist()
     (['query_id', 'doc_id', 'score'], [0])
     """
@@ -49,7 +49,7 @@ def _fast_parquet_run(
         return None  # (pyarrow's reader, on the exact path, says what is wrong)
     if df.height == 0:
         return None
-    found = _found_columns(df, path, "parquet", "run", columns)
+    found = found_columns(df, path, "parquet", "run", columns)
     schema = df.schema
     ids = [c for c in ("query_id", "doc_id", "run") if c in found]
     if "score" not in found or not schema[found["score"]].is_numeric() or any(

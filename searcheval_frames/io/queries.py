@@ -10,22 +10,22 @@ from typing import Any, Literal
 import polars as pl
 
 from ..errors import EmptyInputError, FileFormatError, MissingColumnError, SearchEvalError
-from .common import (
+from ._common import (
     QUERY_ID_ALIASES,
     QUERY_TEXT_ALIASES,
     Backend,
     PathLike,
-    _as_str,
-    _check_format,
-    _find,
-    _first_data_line,
-    _head_text,
-    _native,
-    _read_bytes,
+    as_backend,
+    as_str,
+    check_format,
     detect_format,
+    find_alias,
+    first_data_line,
+    head_text,
+    read_bytes,
 )
-from .lines import _check_utf8, _data_lines, _lines, _Problems
-from .tables import _read_table, _row_lines
+from ._lines import Problems, check_utf8, data_lines, line_table
+from .tables import read_table, row_lines
 
 
 def _irds(dataset_id: str) -> Any:
@@ -45,7 +45,7 @@ def _irds(dataset_id: str) -> Any:
         ) from None
 
 
-def _irds_qrels(dataset_id: str) -> pl.DataFrame:
+def irds_qrels(dataset_id: str) -> pl.DataFrame:
     ds = _irds(dataset_id)
     if not ds.has_qrels():
         raise SearchEvalError(f"ir_datasets dataset {dataset_id!r} has no qrels")
@@ -100,8 +100,8 @@ def _topic_fields(body: str) -> dict[str, str]:
 
 
 def _read_topics(path: Path) -> pl.DataFrame:
-    data = _read_bytes(path)
-    _check_utf8(data, path)
+    data = read_bytes(path)
+    check_utf8(data, path)
     text = data.decode("utf-8")
     rows: list[dict[str, str]] = []
     starts: list[int] = []  # where each topic starts in the text
@@ -150,11 +150,11 @@ def _read_topics(path: Path) -> pl.DataFrame:
 
 
 def _read_headerless_tsv(path: Path) -> pl.DataFrame:
-    lines = _data_lines(_lines(_read_bytes(path), path))
+    lines = data_lines(line_table(read_bytes(path), path))
     parts = pl.col("text").str.splitn("\t", 2)
     df = lines.with_columns(parts.struct.field("field_0").alias("query_id"),
                             parts.struct.field("field_1").alias("query"))
-    probs = _Problems(path, "queries")
+    probs = Problems(path, "queries")
     probs.add(df.filter(pl.col("query").is_null()),
               "wrong number of fields: no TAB between the query id and the text")
     probs.add(df.filter(pl.col("query_id").str.strip_chars() == ""), "the query id is empty")
@@ -218,24 +218,24 @@ def read_queries(
     >>> read_queries(p).rows()
     [('1', 'what is bm25'), ('2', 'ndcg formula')]
     """
-    _check_format(format)
+    check_format(format)
     if isinstance(path, str) and path.startswith("irds:"):
-        return _native(_irds_queries(path[5:]), backend)
+        return as_backend(_irds_queries(path[5:]), backend)
     p = Path(path)
     fmt = format or detect_format(p, "queries")
     if fmt == "trec":
         df = _read_topics(p)
-    elif fmt == "tsv" and not _query_tsv_header(_first_data_line(_head_text(p)) or ""):
+    elif fmt == "tsv" and not _query_tsv_header(first_data_line(head_text(p)) or ""):
         df = _read_headerless_tsv(p)
     else:
-        table, first, label = _read_table(p, fmt)
+        table, first, label = read_table(p, fmt)
         if table.height == 0:
             raise EmptyInputError(f"{p}: the query file has no rows")
         taken: set[str] = set()
-        qcol = _find(table, "query_id", QUERY_ID_ALIASES, columns, taken)
+        qcol = find_alias(table, "query_id", QUERY_ID_ALIASES, columns, taken)
         if qcol:
             taken.add(qcol)
-        tcol = _find(table, "query", QUERY_TEXT_ALIASES, columns, taken)
+        tcol = find_alias(table, "query", QUERY_TEXT_ALIASES, columns, taken)
         if qcol is None or tcol is None:
             miss = "query_id" if qcol is None else "query"
             al = QUERY_ID_ALIASES if qcol is None else QUERY_TEXT_ALIASES
@@ -243,11 +243,11 @@ def read_queries(
                 f"{p}: no column for {miss!r}; the columns are {table.columns}. Recognised "
                 f"names: {', '.join(al)}. Pass columns={{{miss!r}: 'your_column'}}"
             )
-        df = table.select(_as_str(table, qcol).alias("query_id"),
-                          _as_str(table, tcol).alias("query"),
+        df = table.select(as_str(table, qcol).alias("query_id"),
+                          as_str(table, tcol).alias("query"),
                           pl.exclude(qcol, tcol))
-        probs = _Problems(p, "queries")
-        raw = df.with_columns(_row_lines(first),
+        probs = Problems(p, "queries")
+        raw = df.with_columns(row_lines(first),
                               pl.col("query_id").fill_null("").alias("text"))
         probs.add(raw.filter(pl.col("query_id").is_null()), "the query id is missing")
         if not probs.parts:
@@ -256,4 +256,4 @@ def read_queries(
                       pl.format("duplicate query id {} (first on {} {})", pl.col("query_id"),
                                 pl.lit(label), pl.col("_first")))
         probs.raise_if_any(label)
-    return _native(df, backend)
+    return as_backend(df, backend)

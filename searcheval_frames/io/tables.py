@@ -16,22 +16,22 @@ import polars as pl
 from .. import frames
 from ..errors import EmptyInputError, FileFormatError, MissingColumnError
 from ..frames.hazards import nested_hint
-from .common import _as_str, _check_file, _find, _read_bytes
-from .lines import _check_utf8, _dup_problems, _is_number, _lines, _Problems, _to_int
+from ._common import as_str, check_file, find_alias, read_bytes
+from ._lines import Problems, check_utf8, dup_problems, is_number, line_table, to_int
 
 
 def _no_constant(name: str) -> None:
     raise ValueError(f"{name} is not a JSON number")
 
 
-def _row_lines(first: int | pl.Series) -> pl.Expr:
+def row_lines(first: int | pl.Series) -> pl.Expr:
     """The line numbers of a table's rows: from the first row's line on, or as listed."""
     if isinstance(first, pl.Series):
         return pl.lit(first.cast(pl.Int64)).alias("line_no")
     return pl.int_range(first, first + pl.len()).alias("line_no")
 
 
-def _read_table(path: Path, fmt: str) -> tuple[pl.DataFrame, int | pl.Series, str]:
+def read_table(path: Path, fmt: str) -> tuple[pl.DataFrame, int | pl.Series, str]:
     """Read csv/tsv/jsonl/parquet; return (frame, the first row's line number or every
     row's line number, label)."""
     if fmt == "parquet":
@@ -40,7 +40,7 @@ def _read_table(path: Path, fmt: str) -> tuple[pl.DataFrame, int | pl.Series, st
         # raises, and full validation catches invalid UTF-8 before polars sees it
         import pyarrow.parquet as pq
 
-        _check_file(path)
+        check_file(path)
         try:
             # (ParquetFile, not read_table: that imports pyarrow.dataset and pandas, 0.3 s)
             table = pq.ParquetFile(path).read()
@@ -52,13 +52,13 @@ def _read_table(path: Path, fmt: str) -> tuple[pl.DataFrame, int | pl.Series, st
                 path=str(path), hint="check that the file is Parquet or pass format=")
         assert isinstance(df, pl.DataFrame)
         return df, 1, "row"
-    data = _read_bytes(path)
+    data = read_bytes(path)
     if not data.strip():
         raise EmptyInputError(f"{path}: the file is empty (or only whitespace)")
-    _check_utf8(data, path)  # (polars names no line)
+    check_utf8(data, path)  # (polars names no line)
     if fmt == "jsonl":
         # polars skips blank lines: number the rows by the non-blank lines
-        lines = _lines(data, path).filter(pl.col("text").str.strip_chars(" \t\r") != "")
+        lines = line_table(data, path).filter(pl.col("text").str.strip_chars(" \t\r") != "")
         if data.lstrip()[:1] == b"[":
             try:
                 return pl.DataFrame(json.loads(data)), 1, "record"
@@ -132,7 +132,7 @@ def _table_lines(path: Path, line_nos: list[int]) -> dict[int, str]:
     return out
 
 
-def _found_columns(df: pl.DataFrame, path: Path, fmt: str, kind: str,
+def found_columns(df: pl.DataFrame, path: Path, fmt: str, kind: str,
                    columns: Mapping[str, str] | None, subtopics: bool = False) -> dict[str, str]:
     """Canonical name -> the table's column (by ``columns=`` or the known aliases)."""
     wanted = ("query_id", "doc_id") + (("relevance",) if kind == "qrels" else ())
@@ -140,7 +140,7 @@ def _found_columns(df: pl.DataFrame, path: Path, fmt: str, kind: str,
     found: dict[str, str] = {}
     taken: set[str] = set()
     for canon in wanted + optional:
-        c = _find(df, canon, frames.ALIASES[canon], columns, taken)
+        c = find_alias(df, canon, frames.ALIASES[canon], columns, taken)
         if c is not None:
             found[canon] = c
             taken.add(c)
@@ -162,28 +162,28 @@ def _found_columns(df: pl.DataFrame, path: Path, fmt: str, kind: str,
     return found
 
 
-def _table_canonical(df: pl.DataFrame, path: Path, first_line: int | pl.Series, label: str,
+def table_canonical(df: pl.DataFrame, path: Path, first_line: int | pl.Series, label: str,
                      fmt: str, kind: str, columns: Mapping[str, str] | None,
                      subtopics: bool = False) -> pl.DataFrame:
     if df.height == 0:
         raise EmptyInputError(f"{path}: the file has no rows")
-    found = _found_columns(df, path, fmt, kind, columns, subtopics)
+    found = found_columns(df, path, fmt, kind, columns, subtopics)
     # typed columns (Parquet, JSON numbers) stay typed: a float score or an integer label
     # needs no detour through text; text columns are parsed as in a CSV
     typed = {c for c in ("score", "rank", "relevance") if c in found and (
         df.schema[found[c]].is_numeric() if c == "score" else df.schema[found[c]].is_integer())}
-    sel = [_row_lines(first_line)]
+    sel = [row_lines(first_line)]
     for canon, col in found.items():
         if canon in typed:
             dtype = pl.Float64 if canon == "score" else pl.Int64
             sel.append(pl.col(col).cast(dtype, strict=False).alias(canon))
         else:
-            sel.append(_as_str(df, col).alias(canon))
+            sel.append(as_str(df, col).alias(canon))
     raw = df.select(sel)
     # the text of a row, shown in error messages: built only for the rows reported
     text = pl.concat_str([pl.col(c).cast(pl.String).fill_null("") for c in found],
                          separator="," if fmt == "csv" else "\t").alias("text")
-    probs = _Problems(path, kind)
+    probs = Problems(path, kind)
 
     def add(bad: pl.DataFrame, hint: Any) -> None:
         probs.add(bad.with_columns(text), hint)
@@ -199,22 +199,22 @@ def _table_canonical(df: pl.DataFrame, path: Path, first_line: int | pl.Series, 
             if c not in found:
                 continue
             if c == "score":
-                ok = pl.col(c).is_finite() if c in typed else _is_number(c)
+                ok = pl.col(c).is_finite() if c in typed else is_number(c)
                 add(raw.filter(~ok.fill_null(False)),
                     pl.format("the score {} is not a number", shown[c]))
             else:
-                ok = pl.col(c).is_not_null() if c in typed else _to_int(c).is_not_null()
+                ok = pl.col(c).is_not_null() if c in typed else to_int(c).is_not_null()
                 add(raw.filter(~ok), pl.format(
                     "the rank {} is not an integer (in the Int64 range)", shown[c]))
     else:
         ok = (pl.col("relevance").is_not_null() if "relevance" in typed
-              else _to_int("relevance").is_not_null())
+              else to_int("relevance").is_not_null())
         add(raw.filter(~ok), pl.format(
             "the relevance {} is not an integer (in the Int64 range)", shown["relevance"]))
     if not probs.parts:
         key: list[str] = [c for c in ("run", "query_id", "doc_id", "subtopic") if c in found]
         if frames.has_repeats(frames.key_hash(raw, key)):  # (rare: text only then)
-            _dup_problems(raw.with_columns(text), key, probs,
+            dup_problems(raw.with_columns(text), key, probs,
                           "document" if kind == "run" else "judgment")
     if probs.parts and fmt in ("csv", "tsv", "jsonl"):
         # replace reconstructed text with the real lines of the file
@@ -229,10 +229,10 @@ def _table_canonical(df: pl.DataFrame, path: Path, first_line: int | pl.Series, 
         if "score" in found and "score" not in typed:
             out = out.with_columns(pl.col("score").str.strip_chars().cast(pl.Float64))
         if "rank" in found and "rank" not in typed:
-            out = out.with_columns(_to_int("rank"))
+            out = out.with_columns(to_int("rank"))
         if "score" not in found:
             out = out.with_columns((-pl.col("rank").cast(pl.Float64)).alias("score"))
         out = out.rename({"run": "tag"}) if "run" in out.columns else out
     elif "relevance" not in typed:
-        out = out.with_columns(_to_int("relevance"))
+        out = out.with_columns(to_int("relevance"))
     return out

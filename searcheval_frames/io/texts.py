@@ -28,8 +28,8 @@ import polars as pl
 
 from ..errors import FileFormatError, MissingColumnError
 from ..frames import ALIASES, find_column
-from ..frames.kinds import _to_polars
-from .common import QUERY_ID_ALIASES, QUERY_TEXT_ALIASES
+from ..frames.kinds import to_polars
+from ._common import QUERY_ID_ALIASES, QUERY_TEXT_ALIASES
 
 __all__ = [
     "DOC_ID_COLUMNS",
@@ -47,7 +47,7 @@ def _union(*lists: Sequence[str]) -> tuple[str, ...]:
     return tuple(dict.fromkeys(n for names in lists for n in names))
 
 
-#: the names query files are read by (:mod:`searcheval_frames.io.common`), then
+#: the names query files are read by (:mod:`searcheval_frames.io._common`), then
 #: ``query`` (a frame of ``query, text`` has its id in ``query``)
 QUERY_ID_COLUMNS = _union(QUERY_ID_ALIASES, ("query",))
 QUERY_TEXT_COLUMNS = _union(("query", "text", "query_text", "question", "title"), QUERY_TEXT_ALIASES)
@@ -79,7 +79,7 @@ def queries_table(queries: Any, arg: str = "queries") -> pl.DataFrame:
         from .queries import read_queries
 
         return read_queries(queries).select("query_id", "query")
-    df = _to_polars(queries, arg)
+    df = to_polars(queries, arg)
     fix = "Pass a frame with query_id and query, a dict {query_id: text} or a query file."
     qid = find_column(df, QUERY_ID_COLUMNS)
     if qid is None:
@@ -129,7 +129,7 @@ def docs_table(
         df = pl.DataFrame({"doc_id": [str(k) for k in docs], "text": [str(v) for v in docs.values()]},
                           schema={"doc_id": pl.String, "text": pl.String})
     else:
-        df = read_docs(docs, arg) if isinstance(docs, str | os.PathLike) else _to_polars(docs, arg)
+        df = read_docs(docs, arg) if isinstance(docs, str | os.PathLike) else to_polars(docs, arg)
     for name, col in (("text_column", text_column), ("title_column", title_column)):
         if col is not None and col not in df.columns:
             raise MissingColumnError(f"{name}={col!r}: {arg} has no such column; it has {df.columns}")

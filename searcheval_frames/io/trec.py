@@ -7,23 +7,23 @@ from pathlib import Path
 import polars as pl
 
 from .. import frames
-from .common import _read_bytes
-from .lines import (
-    _data_lines,
-    _dup_problems,
-    _is_number,
-    _lines,
-    _Problems,
-    _split_fields,
-    _to_int,
+from ._common import read_bytes
+from ._lines import (
+    Problems,
+    data_lines,
+    dup_problems,
+    is_number,
+    line_table,
+    split_fields,
+    to_int,
 )
-from .trec_fast import _fast_trec_run
+from .trec_fast import fast_trec_run
 
 
-def _exact_trec_run(path: Path, data: bytes) -> pl.DataFrame:
-    lines = _data_lines(_lines(data, path))
-    df = _split_fields(lines, 6)
-    probs = _Problems(path, "run")
+def exact_trec_run(path: Path, data: bytes) -> pl.DataFrame:
+    lines = data_lines(line_table(data, path))
+    df = split_fields(lines, 6)
+    probs = Problems(path, "run")
     if df.height:
         few = df.filter(pl.col("nf") < 5)
         probs.add(few, pl.format(
@@ -35,15 +35,15 @@ def _exact_trec_run(path: Path, data: bytes) -> pl.DataFrame:
                             "have 6 or more; add the tag")
         ok = df.filter((pl.col("nf") >= 6) | ((pl.col("nf") == 5) & (five.height == df.height)))
         _joined_lines(ok, probs)
-        probs.add(ok.filter(~_is_number("f4")), pl.format(
+        probs.add(ok.filter(~is_number("f4")), pl.format(
             "the score {} is not a number (fields: qid iter docno rank score tag)",
             pl.col("f4")))
-        probs.add(ok.filter(_to_int("f3").is_null()), pl.format(
+        probs.add(ok.filter(to_int("f3").is_null()), pl.format(
             "the rank {} is not an integer in the Int64 range (fields: qid iter docno rank "
             "score tag; are rank "
             "and score swapped?)", pl.col("f3")))
         if not probs.parts:
-            _dup_problems(
+            dup_problems(
                 ok.rename({"f0": "query_id", "f2": "doc_id"}),
                 ["f5", "query_id", "doc_id"], probs, "document",
             )
@@ -52,7 +52,7 @@ def _exact_trec_run(path: Path, data: bytes) -> pl.DataFrame:
         pl.col("line_no"),
         pl.col("f0").alias("query_id"),
         pl.col("f2").alias("doc_id"),
-        _to_int("f3").alias("rank"),
+        to_int("f3").alias("rank"),
         pl.col("f4").str.strip_chars().cast(pl.Float64).alias("score"),
         pl.col("f5").alias("tag"),
     )
@@ -63,7 +63,7 @@ def _exact_trec_run(path: Path, data: bytes) -> pl.DataFrame:
 _RESULT_AFTER_TAG = r"^(\S+ )?\S+ \S+ [+-]?\d+ [+-]?(\d+\.?\d*|\.\d+)([eE][+-]?\d+)?( |$)"
 
 
-def _joined_lines(ok: pl.DataFrame, probs: _Problems) -> None:
+def _joined_lines(ok: pl.DataFrame, probs: Problems) -> None:
     """Report lines holding more than one result: text after the tag is tolerated (trec_eval
     ignores it; its own test runs have some), but not a lone carriage return (a file with
     CR line ends, or a line end lost) nor a second result line (a lost line break), whose
@@ -83,34 +83,34 @@ def _joined_lines(ok: pl.DataFrame, probs: _Problems) -> None:
               "is another result (qid iter docno rank score ...); put it on its own line")
 
 
-def _read_trec_run(
+def read_trec_run(
     path: Path, rank: bool = True, mark: pl.DataFrame | None = None
 ) -> tuple[pl.DataFrame, frames.Blocks | None]:
-    fast = _fast_trec_run(path, rank, mark)
+    fast = fast_trec_run(path, rank, mark)
     if fast is None:
-        return _exact_trec_run(path, _read_bytes(path)).drop("line_no"), None
+        return exact_trec_run(path, read_bytes(path)).drop("line_no"), None
     return fast
 
 
-def _read_trec_qrels(path: Path, data: bytes, subtopics: bool = False) -> pl.DataFrame:
-    lines = _data_lines(_lines(data, path))
-    df = _split_fields(lines, 4)
-    probs = _Problems(path, "qrels")
+def read_trec_qrels(path: Path, data: bytes, subtopics: bool = False) -> pl.DataFrame:
+    lines = data_lines(line_table(data, path))
+    df = split_fields(lines, 4)
+    probs = Problems(path, "qrels")
     if df.height:
         probs.add(df.filter(pl.col("nf") != 4), pl.format(
             "wrong number of fields: expected 4 (qid iter docno relevance), found {}",
             pl.col("nf")))
         ok = df.filter(pl.col("nf") == 4)
-        probs.add(ok.filter(_to_int("f3").is_null()), pl.format(
+        probs.add(ok.filter(to_int("f3").is_null()), pl.format(
             "the relevance {} is not an integer (in the Int64 range)", pl.col("f3")))
         if not probs.parts:
-            _dup_problems(ok.rename({"f0": "query_id", "f2": "doc_id", "f1": "subtopic"}),
+            dup_problems(ok.rename({"f0": "query_id", "f2": "doc_id", "f1": "subtopic"}),
                           ["query_id", "doc_id"] + (["subtopic"] if subtopics else []),
                           probs, "judgment")
     probs.raise_if_any()
     return df.select(
         pl.col("f0").alias("query_id"),
         pl.col("f2").alias("doc_id"),
-        _to_int("f3").alias("relevance"),
+        to_int("f3").alias("relevance"),
         *([pl.col("f1").alias("subtopic")] if subtopics else []),
     )

@@ -14,16 +14,16 @@ import numpy as np
 import polars as pl
 
 from .. import frames
-from .common import _first_data_line, _head_text
+from ._common import first_data_line, head_text
 
 _RUN_NAMES = ["query_id", "iter", "doc_id", "rank", "score", "tag"]
 
 
-def _fast_trec_run(
+def fast_trec_run(
     path: Path, rank: bool = True, mark: pl.DataFrame | None = None
 ) -> tuple[pl.DataFrame, frames.Blocks | None] | None:
     """Multi-threaded parse of a clean single-separator run file; None when not clean."""
-    head = _head_text(path, 1 << 16)
+    head = head_text(path, 1 << 16)
     sep = "\t" if "\t" in head else " "
     if head == "PAR1":
         return None
@@ -72,7 +72,7 @@ def _fast_trec_run(
 
 def _first_tag(head: str) -> str | None:
     """The run tag of the first result line when it is a plain 6-field line."""
-    line = _first_data_line(head)
+    line = first_data_line(head)
     fields = line.split(" ") if line is not None else []
     if len(fields) != 6 or not all(fields) or re.search(r"\s", fields[5]):
         return None
@@ -152,7 +152,7 @@ def _checked(
     return out
 
 
-_BATCH_ROWS = 1 << 20
+BATCH_ROWS = 1 << 20
 #: Whitespace inside a query or document id: the line has other separators than single
 #: spaces (the exact reader splits it differently).
 _SPACE_IN_IDS = pl.any_horizontal(pl.col(c).str.contains(r"\s") for c in ("query_id", "iter",
@@ -209,7 +209,7 @@ def _stream_checked_run(
     last_score = None
     judged = "_m" in lf.collect_schema()
     try:  # (collect_batches is recent in polars and marked unstable)
-        batches = lf.collect_batches(chunk_size=_BATCH_ROWS, maintain_order=True)
+        batches = lf.collect_batches(chunk_size=BATCH_ROWS, maintain_order=True)
     except TypeError:
         return None
     for b in batches:

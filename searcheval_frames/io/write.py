@@ -1,4 +1,4 @@
-"""Writers of runs, qrels and query sets; every file goes through :func:`_atomic_write`."""
+"""Writers of runs, qrels and query sets; every file goes through :func:`atomic_write`."""
 
 from __future__ import annotations
 
@@ -15,21 +15,21 @@ import polars as pl
 
 from .. import frames
 from ..errors import MissingColumnError, SearchEvalError
-from .common import (
-    _EXT,
+from ._common import (
+    EXTENSIONS,
     QUERY_ID_ALIASES,
     QUERY_TEXT_ALIASES,
     Format,
     PathLike,
-    _as_str,
-    _check_format,
-    _ext,
-    _find,
     access_error,
+    as_str,
+    check_format,
+    file_ext,
+    find_alias,
 )
 
 
-def _atomic_write(path: Path, payload: Callable[[Any], None], *, binary: bool = True) -> None:
+def atomic_write(path: Path, payload: Callable[[Any], None], *, binary: bool = True) -> None:
     """Write through a temporary file in the same folder, fsync, then rename."""
     path = Path(path)
     folder = path.parent if str(path.parent) else Path(".")
@@ -58,8 +58,8 @@ def _atomic_write(path: Path, payload: Callable[[Any], None], *, binary: bool = 
 
 
 def _write_fmt(path: Path, fmt: str | None, default: str) -> str:
-    _check_format(fmt)
-    return fmt or _EXT.get(_ext(path), default)
+    check_format(fmt)
+    return fmt or EXTENSIONS.get(file_ext(path), default)
 
 
 def _no_space(df: pl.DataFrame, cols: Sequence[str], arg: str) -> None:
@@ -85,7 +85,7 @@ def _write_table(df: pl.DataFrame, path: Path, fmt: str) -> None:
         else:
             df.write_csv(fh, separator="," if fmt == "csv" else "\t")
 
-    _atomic_write(path, payload)
+    atomic_write(path, payload)
 
 
 def _ranked(run: pl.DataFrame, keep_rank: bool) -> pl.DataFrame:
@@ -158,7 +158,7 @@ def write_run(
             [pl.col("query_id"), pl.lit(iteration), pl.col("doc_id"),
              pl.col("rank").cast(pl.String), pl.col("score").cast(pl.String), pl.col("run")],
             separator=" ").alias("line"))
-        _atomic_write(path, lambda fh: lines.write_csv(fh, include_header=False,
+        atomic_write(path, lambda fh: lines.write_csv(fh, include_header=False,
                                                        quote_style="never"))
     else:
         _write_table(df.select("run", "query_id", "doc_id", "rank", "score"), path, fmt)
@@ -209,7 +209,7 @@ def write_qrels(
         lines = df.select(pl.concat_str(
             [pl.col("query_id"), pl.lit(iteration), pl.col("doc_id"),
              pl.col("relevance").cast(pl.String)], separator=" ").alias("line"))
-        _atomic_write(path, lambda fh: lines.write_csv(fh, include_header=False,
+        atomic_write(path, lambda fh: lines.write_csv(fh, include_header=False,
                                                        quote_style="never"))
     else:
         _write_table(df, path, fmt)
@@ -257,20 +257,20 @@ def write_queries(
         df = pl.DataFrame({"query_id": [str(k) for k in queries],
                            "query": [str(v) for v in queries.values()]})
     else:
-        df = frames._to_polars(queries, "queries")
+        df = frames.to_polars(queries, "queries")
         taken: set[str] = set()
-        q = _find(df, "query_id", QUERY_ID_ALIASES, None, taken)
+        q = find_alias(df, "query_id", QUERY_ID_ALIASES, None, taken)
         if q:
             taken.add(q)
-        t = _find(df, "query", QUERY_TEXT_ALIASES, None, taken)
+        t = find_alias(df, "query", QUERY_TEXT_ALIASES, None, taken)
         if q is None or t is None:
             raise MissingColumnError(
                 f"queries: needs 'query_id' and 'query' columns; the columns are {df.columns}"
             )
-        df = df.select(_as_str(df, q).alias("query_id"), _as_str(df, t).alias("query"),
+        df = df.select(as_str(df, q).alias("query_id"), as_str(df, t).alias("query"),
                        pl.exclude(q, t))
-    fmt = format or _EXT.get(_ext(path), "tsv")
-    _check_format(fmt)
+    fmt = format or EXTENSIONS.get(file_ext(path), "tsv")
+    check_format(fmt)
     if fmt == "tsv":
         with_header = header if header is not None else df.width > 2
         bad = df.filter(pl.any_horizontal(pl.col(pl.String).str.contains(r"[\t\n\r]")))
@@ -281,7 +281,7 @@ def write_queries(
                 f"queries: TAB or newline characters inside values cannot be written as TSV:\n"
                 f"{format_rows(bad)}\nClean the text or write .jsonl/.parquet"
             )
-        _atomic_write(path, lambda fh: df.write_csv(fh, separator="\t",
+        atomic_write(path, lambda fh: df.write_csv(fh, separator="\t",
                                                     include_header=with_header,
                                                     quote_style="never"))
     elif fmt == "trec":
@@ -293,7 +293,7 @@ def write_queries(
                 f"<{tags[k]}>{v}</{tags[k]}>\n" for k, v in row.items()
                 if k in tags and v is not None) + "</top>\n")
         text = "".join(out).encode()
-        _atomic_write(path, lambda fh: fh.write(text))
+        atomic_write(path, lambda fh: fh.write(text))
     else:
         _write_table(df, path, fmt)
     return path

@@ -20,14 +20,16 @@ from typing import Any, Literal
 
 import polars as pl
 
-from ..core.results import _as_given, finish
+from ..core.results import as_given, finish
 from ..frames import DEFAULT_RUN_NAME, qrels_frame
 from ..measures import Measure
-from .partitions import Options, evaluate_part, plan, resolve
+from ..options import validate_params
+from .partitions import SCALE_RULES, Options, evaluate_part, plan, resolve
 
 __all__ = ["evaluate"]
 
 
+@validate_params("dask.evaluate", SCALE_RULES)
 def evaluate(
     run: Any,
     qrels: Any,
@@ -113,7 +115,7 @@ def evaluate(
     order = pl.DataFrame({"run": runs}, schema={"run": pl.String})
     result = finish(wide, order, opts.measures, opts.per_query)
     if opts.given:  # names="as_given": a row under each spelling
-        result = _as_given(result, [g for _, g in opts.given])
+        result = as_given(result, [g for _, g in opts.given])
     return dd.from_pandas(result.to_pandas(), npartitions=1)
 
 

@@ -17,16 +17,25 @@ from typing import Any
 
 import polars as pl
 
-from ..core.evaluate import _by_subtopic, _check_options, per_query_values
-from ..core.plan import _query_table
-from ..core.results import _spellings
-from ..errors import SearchEvalError
-from ..frames import DEFAULT_RUN_NAME, QRELS_COLUMNS, _resolve_columns, _run_frame, qrels_frame
+from ..core._inputs import by_subtopic
+from ..core.evaluate import per_query_values
+from ..core.plan import query_table
+from ..core.results import spellings
+from ..frames import DEFAULT_RUN_NAME, QRELS_COLUMNS, qrels_frame, resolve_columns, run_frame_blocks
 from ..measures import Measure, parse_measures
 from ..measures.custom import install_definitions, ship_definitions
-from ..options import check_bool, check_optional_int
+from ..options import EvalOptions, Instance, Int, Rule
 
-__all__ = ["Options", "evaluate_part", "plan", "resolve"]
+__all__ = ["SCALE_RULES", "Options", "evaluate_part", "plan", "resolve"]
+
+#: The options ``sef.spark.evaluate`` and ``sef.dask.evaluate`` have besides the
+#: evaluation's own (:class:`~searcheval_frames.options.EvalOptions`).
+SCALE_RULES: dict[str, Rule] = {
+    "columns": Instance((Mapping,), "must be a dict of canonical name -> your column",
+                        "columns={'query_id': 'topic'}"),
+    "partitions": Int(minimum=1, optional=True, what="query-id groups of the run",
+                      example="partitions=64"),
+}
 
 RUN_FIX = "Rename the column or pass columns={'query_id': ..., 'doc_id': ..., 'score': ...}."
 QRELS_FIX = "Rename the column or pass columns={'query_id': ..., 'doc_id': ..., 'relevance': ...}."
@@ -41,31 +50,25 @@ class Options:
     Measures travel as their canonical names and are parsed again in each worker.
     """
 
-    def __init__(self, func: str, measures: Any, *, per_query: bool, relevance_level: int,
-                 missing: str, depth: int | None, judged_only: bool, compat: str,
-                 columns: Mapping[str, str] | None, names: str,
-                 partitions: int | None) -> None:
-        _check_options(relevance_level, missing, depth, compat, names, func=func)
+    def __init__(self, func: str, measures: Any, *, columns: Mapping[str, str] | None = None,
+                 partitions: int | None = None, **options: Any) -> None:
+        #: the evaluation's options, checked as they are built (the one options type)
+        self.eval = EvalOptions(func=func, **options)
+        names = self.eval.names
         ms = parse_measures(measures, duplicates="drop" if names == "as_given" else "error")
-        self.per_query = check_bool(func, "per_query", per_query)
-        self.judged_only = check_bool(func, "judged_only", judged_only)
-        self.partitions = check_optional_int(func, "partitions", partitions, minimum=1,
-                                             example="partitions=64")
-        if columns is not None and not isinstance(columns, Mapping):
-            raise SearchEvalError(f"{func}(columns=...): must be a dict such as "
-                                  f"{{'query_id': 'topic'}}; got {columns!r}")
+        self.per_query = self.eval.per_query
+        self.partitions = partitions
         self.measure_names = [m.name for m in ms]
         # custom measures (@sef.measure) travel with the options and register in a worker
         self.custom = ship_definitions(ms)
         # a diversity measure (alpha-nDCG) reads the qrels' subtopic column, as in memory
-        self.subtopics = any(_by_subtopic(m) for m in ms)
+        self.subtopics = any(by_subtopic(m) for m in ms)
         # (canonical name, spelling) per requested measure: names="as_given" labels the
         # results with the caller's spellings, a row under each (as in memory)
-        self.given = _spellings(measures) if names == "as_given" else None
-        self.missing = missing
+        self.given = spellings(measures) if names == "as_given" else None
+        self.missing = self.eval.missing
         self.columns = dict(columns) if columns else None
-        self.values: dict[str, Any] = {"relevance_level": relevance_level, "depth": depth,
-                       "judged_only": judged_only, "compat": compat}
+        self.values: dict[str, Any] = self.eval.measuring
 
     @property
     def measures(self) -> list[Measure]:
@@ -91,7 +94,7 @@ def resolve(
     columns = opts.columns
     def found(cols: Sequence[str], wanted: tuple[str, ...], optional: tuple[str, ...],
               arg: str, fix: str) -> dict[str, str]:
-        return _resolve_columns(pl.DataFrame(schema=dict.fromkeys(cols, pl.String)),
+        return resolve_columns(pl.DataFrame(schema=dict.fromkeys(cols, pl.String)),
                                 wanted, optional, columns, arg, fix)
 
     run_cols, qrels_cols = names
@@ -104,7 +107,7 @@ def resolve(
         canonical = pl.DataFrame(schema={c: pl.String for c in (*QRELS_COLUMNS, "subtopic")
                                          if c in qrels})
         for m in opts.measures:
-            if _by_subtopic(m):
+            if by_subtopic(m):
                 m.definition.check_qrels(m, canonical)
     return run, qrels
 
@@ -120,7 +123,7 @@ def plan(pairs: pl.DataFrame, qrels_ids: pl.DataFrame, missing: str) -> list[str
     run_order = pl.DataFrame({"run": runs}, schema={"run": pl.String})
     with warnings.catch_warnings(record=True) as seen:
         warnings.simplefilter("always")
-        _query_table(pairs, run_order, qrels_ids, missing)
+        query_table(pairs, run_order, qrels_ids, missing)
     for w in seen:
         warnings.warn(w.message, w.category, stacklevel=4)
     return runs
@@ -149,7 +152,7 @@ def evaluate_part(run: Any, qrels: Any, runs: list[str], opts: Options, *,
     run_df: Any = pl.from_arrow(run) if _is_arrow(run) else run
     qrels_df: Any = pl.from_arrow(qrels) if _is_arrow(qrels) else qrels
     if _height(run_df):
-        run_df, blocks = _run_frame(run_df, columns=opts.columns, name=DEFAULT_RUN_NAME)
+        run_df, blocks = run_frame_blocks(run_df, columns=opts.columns, name=DEFAULT_RUN_NAME)
     else:
         run_df, blocks = pl.DataFrame(schema=_EMPTY_RUN), None
     if canonical_qrels:

@@ -27,7 +27,8 @@ from ..core.results import MIN_GEO_MEAN
 from ..errors import SearchEvalError
 from ..frames import DEFAULT_RUN_NAME
 from ..measures import Measure
-from .partitions import Options, evaluate_part, plan, resolve
+from ..options import validate_params
+from .partitions import SCALE_RULES, Options, evaluate_part, plan, resolve
 from .spark_session import local_session
 
 __all__ = ["evaluate", "local_session"]
@@ -35,6 +36,7 @@ __all__ = ["evaluate", "local_session"]
 
 
 
+@validate_params("spark.evaluate", SCALE_RULES)
 def evaluate(
     run: Any,
     qrels: Any,

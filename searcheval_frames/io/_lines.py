@@ -9,10 +9,10 @@ import polars as pl
 
 from .. import frames
 from ..errors import FileFormatError
-from .common import _MAX_REPORTED, encoding_hint
+from ._common import MAX_REPORTED, encoding_hint
 
 
-def _lines(data: bytes, path: Path) -> pl.DataFrame:
+def line_table(data: bytes, path: Path) -> pl.DataFrame:
     """One row per physical line: ``line_no`` (1-based) and ``text`` (no newline)."""
     if not data:
         return pl.DataFrame(schema={"line_no": pl.Int64, "text": pl.String})
@@ -52,7 +52,7 @@ def _lines(data: bytes, path: Path) -> pl.DataFrame:
     return pl.DataFrame({"line_no": pl.int_range(1, n + 1, eager=True), "text": text})
 
 
-def _check_utf8(data: bytes, path: Path) -> None:
+def check_utf8(data: bytes, path: Path) -> None:
     """Raise a FileFormatError naming the first line that is not UTF-8."""
     try:
         data.decode("utf-8")
@@ -73,13 +73,13 @@ def _first_non_utf8_line(data: bytes) -> tuple[int, str]:
     return 1, ""
 
 
-def _data_lines(lines: pl.DataFrame) -> pl.DataFrame:
+def data_lines(lines: pl.DataFrame) -> pl.DataFrame:
     """Drop blank lines and ``#`` comment lines, keeping the original line numbers."""
     stripped = pl.col("text").str.strip_chars_start()
     return lines.filter((stripped != "") & ~stripped.str.starts_with("#"))
 
 
-def _split_fields(df: pl.DataFrame, n: int) -> pl.DataFrame:
+def split_fields(df: pl.DataFrame, n: int) -> pl.DataFrame:
     """Add ``nf`` (number of whitespace-separated fields) and ``f0..f{n-1}``.
 
     Lines whose only whitespace is single spaces between fields (almost all) are
@@ -103,7 +103,7 @@ def _split_fields(df: pl.DataFrame, n: int) -> pl.DataFrame:
     )
 
 
-class _Problems:
+class Problems:
     """Collects malformed lines; raises one FileFormatError naming the first ones."""
 
     def __init__(self, path: Path, what: str) -> None:
@@ -116,7 +116,7 @@ class _Problems:
         if bad.height:
             h = pl.lit(hint) if isinstance(hint, str) else hint
             self.parts.append(
-                bad.head(50).rechunk().select(  # (see _split_fields)
+                bad.head(50).rechunk().select(  # (see split_fields)
                     pl.col("line_no").cast(pl.Int64), pl.col("text"), h.alias("hint")
                 )
             )
@@ -131,7 +131,7 @@ class _Problems:
         first = allp.row(0, named=True)
         msg = f"{total} malformed {line_label}(s) in this {self.what} file; the first: " \
               f"{first['hint']}"
-        more = allp.slice(1, _MAX_REPORTED - 1)
+        more = allp.slice(1, MAX_REPORTED - 1)
         if more.height:
             msg += "; also " + "; ".join(
                 f"{line_label} {r['line_no']}: {r['hint']} ({r['text']!r})"
@@ -156,7 +156,7 @@ _HINT_FIX = {
 }
 
 
-def _is_number(col: str) -> pl.Expr:
+def is_number(col: str) -> pl.Expr:
     return pl.col(col).str.strip_chars().cast(pl.Float64, strict=False).is_not_null() & (
         pl.col(col).str.strip_chars().cast(pl.Float64, strict=False).is_finite()
     )
@@ -165,7 +165,7 @@ def _is_number(col: str) -> pl.Expr:
 _INT_RE = r"^\s*[+-]?[0-9]+(\.0*)?\s*$"
 
 
-def _to_int(col: str) -> pl.Expr:
+def to_int(col: str) -> pl.Expr:
     """An integer field (``3``, ``+3``, ``3.0``) as Int64; null when it is not one or is
     outside the Int64 range (no detour through Float64, which rounds above 2**53)."""
     c = pl.col(col).str.strip_chars()
@@ -173,7 +173,7 @@ def _to_int(col: str) -> pl.Expr:
         c.str.replace(r"\.0*$", "").cast(pl.Int64, strict=False))
 
 
-def _dup_problems(df: pl.DataFrame, key: list[str], probs: _Problems, what: str) -> None:
+def dup_problems(df: pl.DataFrame, key: list[str], probs: Problems, what: str) -> None:
     """Report duplicated keys with the line of the first occurrence."""
     if df.height == 0:
         return

@@ -1,6 +1,6 @@
 """Shared pieces of the io package: paths, bytes (gzip), format detection, options.
 
-Also the column lookup (:func:`_find`, :func:`_as_str`) that the table, query
+Also the column lookup (:func:`find_alias`, :func:`as_str`) that the table, query
 and writer modules share.
 """
 
@@ -24,7 +24,7 @@ Backend = Literal["polars", "pandas"]
 Format = Literal["trec", "csv", "tsv", "parquet", "jsonl"]
 
 _FORMATS = ("trec", "csv", "tsv", "parquet", "jsonl")
-_EXT = {
+EXTENSIONS = {
     ".parquet": "parquet",
     ".pq": "parquet",
     ".jsonl": "jsonl",
@@ -36,7 +36,7 @@ _EXT = {
 #: Extensions dropped when a file name becomes a run name.
 _NAME_EXT = (".gz", ".run", ".runs", ".txt", ".trec", ".res", ".tsv", ".csv", ".parquet",
              ".pq", ".jsonl", ".ndjson", ".json", ".qrels")
-_MAX_REPORTED = 3
+MAX_REPORTED = 3
 #: The UTF-8 byte order mark some editors put at the start of a text file.
 _BOM = b"\xef\xbb\xbf"
 
@@ -45,7 +45,7 @@ QUERY_TEXT_ALIASES = ("query", "text", "title", "query_text", "question", "query
                       "query_string")
 
 
-def _read_bytes(path: Path) -> bytes:
+def read_bytes(path: Path) -> bytes:
     try:
         data = path.read_bytes()
     except FileNotFoundError:
@@ -92,7 +92,7 @@ def encoding_hint(data: bytes) -> str:
             "pass format='parquet' for Parquet)")
 
 
-def _check_file(path: Path) -> None:
+def check_file(path: Path) -> None:
     if not path.exists():
         raise SearchEvalError(
             f"{path}: no such file; check the path (relative paths start at {Path.cwd()})"
@@ -122,8 +122,8 @@ def access_error(exc: OSError, path: PathLike, doing: str) -> FileAccessError:
     return FileAccessError(f"{path}: cannot {doing} the file ({reason}); {fix}", path=str(path))
 
 
-def _head_text(path: Path, n: int = 65536) -> str:
-    _check_file(path)
+def head_text(path: Path, n: int = 65536) -> str:
+    check_file(path)
     with open(path, "rb") as fh:
         raw = fh.read(n)
     if raw[:2] == b"\x1f\x8b":
@@ -139,7 +139,7 @@ def _head_text(path: Path, n: int = 65536) -> str:
     return raw.decode("utf-8", errors="replace")
 
 
-def _stem(path: Path) -> str:
+def file_stem(path: Path) -> str:
     name = path.name
     changed = True
     while changed:
@@ -151,14 +151,14 @@ def _stem(path: Path) -> str:
     return name
 
 
-def _ext(path: Path) -> str:
+def file_ext(path: Path) -> str:
     suffixes = [s.lower() for s in path.suffixes]
     if suffixes and suffixes[-1] == ".gz":
         suffixes = suffixes[:-1]
     return suffixes[-1] if suffixes else ""
 
 
-def _first_data_line(head: str) -> str | None:
+def first_data_line(head: str) -> str | None:
     for line in head.splitlines():
         s = line.strip()
         if s and not s.startswith("#"):
@@ -195,13 +195,13 @@ def detect_format(path: PathLike, kind: Literal["run", "qrels", "queries"] = "ru
     'trec'
     """
     path = Path(path)
-    head = _head_text(path)
+    head = head_text(path)
     if head == "PAR1":
         return "parquet"
-    ext = _EXT.get(_ext(path))
+    ext = EXTENSIONS.get(file_ext(path))
     if ext == "parquet":
         return "parquet"
-    first = _first_data_line(head)
+    first = first_data_line(head)
     if first is None:
         return ext or "trec"
     if kind == "queries" and first.lstrip().startswith("<"):
@@ -224,7 +224,7 @@ def detect_format(path: PathLike, kind: Literal["run", "qrels", "queries"] = "ru
     return "trec"
 
 
-def _paths(path: PathLike | Sequence[PathLike]) -> list[Path]:
+def path_list(path: PathLike | Sequence[PathLike]) -> list[Path]:
     if isinstance(path, str | os.PathLike):
         return [Path(path)]
     out = [Path(p) for p in path]
@@ -233,7 +233,7 @@ def _paths(path: PathLike | Sequence[PathLike]) -> list[Path]:
     return out
 
 
-def _check_format(fmt: str | None) -> None:
+def check_format(fmt: str | None) -> None:
     if fmt is not None and fmt not in _FORMATS:
         raise SearchEvalError(
             f"format={fmt!r} is not a known format; use one of {list(_FORMATS)} or None to "
@@ -241,7 +241,7 @@ def _check_format(fmt: str | None) -> None:
         )
 
 
-def _native(df: pl.DataFrame, backend: str) -> Any:
+def as_backend(df: pl.DataFrame, backend: str) -> Any:
     if backend == "polars":
         return df
     if backend == "pandas":
@@ -249,7 +249,7 @@ def _native(df: pl.DataFrame, backend: str) -> Any:
     raise SearchEvalError(f"backend={backend!r}: use 'polars' or 'pandas'")
 
 
-def _find(df: pl.DataFrame, canon: str, aliases: Sequence[str],
+def find_alias(df: pl.DataFrame, canon: str, aliases: Sequence[str],
           columns: Mapping[str, str] | None, taken: set[str]) -> str | None:
     if columns and canon in columns:
         if columns[canon] not in df.columns:
@@ -266,7 +266,7 @@ def _find(df: pl.DataFrame, canon: str, aliases: Sequence[str],
     return None
 
 
-def _as_str(df: pl.DataFrame, col: str) -> pl.Expr:
+def as_str(df: pl.DataFrame, col: str) -> pl.Expr:
     dtype = df.schema[col]
     if dtype == pl.String:
         return pl.col(col)
