@@ -12,21 +12,26 @@ from typing import Any
 
 __all__ = [
     "AmbiguousColumnError",
+    "DatasetError",
     "DuplicateRowsError",
     "EmptyInputError",
     "FileAccessError",
     "FileFormatError",
     "IdMismatchError",
+    "InvalidIdError",
     "InvalidOptionError",
     "InvalidRelevanceError",
     "InvalidScoreError",
     "LazyPlanError",
+    "MeasureParameterError",
     "MissingColumnError",
     "PaddedIdError",
     "SearchEvalError",
     "SearchEvalWarning",
     "UnknownMeasureError",
     "UnknownOptionError",
+    "UnsupportedInputError",
+    "UnwritableValueError",
     "format_rows",
 ]
 
@@ -141,3 +146,30 @@ class FileAccessError(SearchEvalError):
 
 class UnknownOptionError(SearchEvalError, TypeError):
     """A keyword argument no function of the call accepts (also a ``TypeError``)."""
+
+
+# --- issue #19: each error names its cause -----------------------------------------
+class MeasureParameterError(UnknownMeasureError):
+    """A known measure given a cutoff or parameters it cannot take, or that conflict.
+
+    ``P@2.5``, ``RBP(rel=2,gain=exp)``, ``INST(min_rel=2,max_rel=2)``.
+    """
+
+
+class InvalidIdError(SearchEvalError):
+    """Ids that cannot be ids: missing, non-integral floats, floats past 2**53, lists.
+
+    Ids are text or integers; anything else would match no label.
+    """
+
+
+class UnsupportedInputError(SearchEvalError):
+    """An object that is no frame this package reads, or a dict of the wrong shape."""
+
+
+class UnwritableValueError(SearchEvalError):
+    """A value the file format cannot hold: whitespace in a TREC field, a TAB in TSV."""
+
+
+class DatasetError(SearchEvalError):
+    """An ``irds:`` dataset that cannot be read: no ir_datasets, an unknown id, no qrels."""

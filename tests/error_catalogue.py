@@ -97,7 +97,7 @@ CASES: list[Case] = [
          "Use one of the suggested names; `sef.list_measures()` lists them all.", "Measures"),
     Case("A cutoff that is not a whole number of documents",
          "sef.evaluate(" + RUN + ", " + QRELS + ", ['P@2.5'])",
-         E.UnknownMeasureError,
+         E.MeasureParameterError,
          "Write a positive integer cutoff: `P@2`, `P@3`.", "Measures"),
     Case("Two spellings of one measure in one call",
          "sef.evaluate(" + RUN + ", " + QRELS + ", ['P@5', 'P_5'])",
@@ -105,7 +105,7 @@ CASES: list[Case] = [
          "Ask for each measure once (`names='as_given'` keeps your spelling).", "Measures"),
     Case("A negative relevance level in a measure",
          "sef.evaluate(" + RUN + ", " + QRELS + ", ['P(rel=-1)@5'])",
-         E.UnknownMeasureError,
+         E.MeasureParameterError,
          "Levels are labels >= 0; `P(rel=2)@5` counts grade 2 and above.", "Measures"),
     Case("A diversity measure (alpha-nDCG, ERR-IA, NRBP, StRecall, ...) on qrels without "
          "subtopics",
@@ -115,7 +115,7 @@ CASES: list[Case] = [
          "diversity qrels).", "Measures"),
     Case("A C/W/L measure (INST, INSQ, BPM, SDCG) whose label scale is empty",
          "sef.evaluate(" + RUN + ", " + QRELS + ", ['INST(min_rel=2,max_rel=2)'])",
-         E.UnknownMeasureError,
+         E.MeasureParameterError,
          "Give the bottom and top of your label scale, min_rel < max_rel: "
          "`INST(T=1,max_rel=3)` for TREC DL.", "Measures"),
     # ------------------------------------------------------------------ options
@@ -154,7 +154,7 @@ CASES: list[Case] = [
          "Convert the file: `iconv -f latin1 -t utf-8 in.run > out.run`.", "Files"),
     Case("A file that does not exist",
          "sef.read_qrels(f'{tmp}/no_such_file.txt')",
-         E.SearchEvalError,
+         E.FileAccessError,
          "Check the path (it is shown as given and as resolved).", "Files"),
     # ------------------------------------------------------------------ labels
     Case("Conflicting labels from two assessors, merged without a policy",
@@ -251,7 +251,7 @@ CASES += [
     Case("Float ids beyond 2**53 (an integer column that went through float64)",
          "sef.evaluate(pl.DataFrame({'query_id': [float(2**53 + 2)], 'doc_id': ['d1'], "
          "'score': [1.0]}), " + QRELS + ", ['P@1'])",
-         E.SearchEvalError,
+         E.InvalidIdError,
          "Read the ids as strings (`dtype={'qid': str}`) or as Int64.", "Frames"),
     Case("A LazyFrame whose plan fails when collected",
          "sef.evaluate(pl.LazyFrame({'query_id': ['q1'], 'doc_id': ['d1'], 'score': ['high']})"
@@ -327,7 +327,9 @@ def render() -> str:
                     E.InvalidScoreError, E.InvalidRelevanceError, E.EmptyInputError,
                     E.IdMismatchError, E.UnknownMeasureError, E.InvalidOptionError,
                     E.FileFormatError, E.PaddedIdError, E.AmbiguousColumnError,
-                    E.LazyPlanError, E.FileAccessError, E.UnknownOptionError):
+                    E.LazyPlanError, E.FileAccessError, E.UnknownOptionError,
+                    E.MeasureParameterError, E.InvalidIdError, E.UnsupportedInputError,
+                    E.UnwritableValueError, E.DatasetError):
             doc = (cls.__doc__ or "").strip().splitlines()[0]
             out.append(f"| `{cls.__name__}` | {doc} |")
         section = None

@@ -16,7 +16,12 @@ from hypothesis import strategies as st
 
 import searcheval_frames as sef
 from searcheval_frames import io
-from searcheval_frames.errors import FileAccessError, FileFormatError, SearchEvalError
+from searcheval_frames.errors import (
+    FileAccessError,
+    FileFormatError,
+    InvalidOptionError,
+    SearchEvalError,
+)
 
 RUN_TEXT = (
     "# produced by a test\n"
@@ -222,7 +227,7 @@ def test_format_override_and_detection(tmp_path):
     p = _w(tmp_path, "data.bin", "query_id,doc_id,relevance\nq,d,1\n")
     assert io.detect_format(p, "qrels") == "csv"
     assert io.read_qrels(p).rows() == [("q", "d", 1)]
-    with pytest.raises(SearchEvalError, match="not a known format"):
+    with pytest.raises(InvalidOptionError, match=r"read_qrels\(format='xml'\): must be one of 'trec'"):
         io.read_qrels(p, format="xml")  # type: ignore[arg-type]
     p2 = _w(tmp_path, "qrels.tsv", "q\t0\td\t1\n")
     assert io.detect_format(p2, "qrels") == "trec"

@@ -16,7 +16,13 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 import searcheval_frames as sef
-from searcheval_frames.errors import MissingColumnError, SearchEvalError, SearchEvalWarning
+from searcheval_frames.errors import (
+    DuplicateRowsError,
+    InvalidOptionError,
+    MissingColumnError,
+    SearchEvalError,
+    SearchEvalWarning,
+)
 
 REPO = Path(__file__).resolve().parents[1]
 EXAMPLE = REPO / "data" / "example"
@@ -225,15 +231,15 @@ def test_slice_errors_say_what_to_do():
     q = sef.read_queries(EXAMPLE / "queries.tsv")
     with pytest.raises(MissingColumnError, match="no column 'intent'"):
         sef.evaluate(RUNS, QRELS, "P@5", queries=q, by="intent")
-    with pytest.raises(SearchEvalError, match="needs queries="):
+    with pytest.raises(InvalidOptionError, match=r"evaluate\(queries=None\): by= needs queries="):
         sef.evaluate(RUNS, QRELS, "P@5", by="intent")
-    with pytest.raises(SearchEvalError, match="add by="):
+    with pytest.raises(InvalidOptionError, match=r"evaluate\(by=None\): queries= is for slicing"):
         sef.evaluate(RUNS, QRELS, "P@5", queries=q)
     with pytest.raises(MissingColumnError, match="no 'query_id'"):
         sef.evaluate(RUNS, QRELS, "P@5", queries=q.rename({"query_id": "qid"}), by="query")
-    with pytest.raises(SearchEvalError, match="one row per query_id"):
+    with pytest.raises(DuplicateRowsError, match="one row per query_id"):
         sef.evaluate(RUNS, QRELS, "P@5", queries=pl.concat([q, q.head(1)]), by="query")
-    with pytest.raises(SearchEvalError, match="by=3"):
+    with pytest.raises(InvalidOptionError, match=r"compare\(by=3\): must be a column"):
         sef.compare(runs=RUNS, qrels=QRELS, measures="P@5", queries=q, by=3)
 
 

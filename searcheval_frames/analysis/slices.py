@@ -162,7 +162,7 @@ def by_slice(compare: Callable[..., Any], args: dict[str, Any]) -> SliceComparis
     check_float("compare", "power", power, minimum=alpha, maximum=1, open_min=True,
                 open_max=True, what="the power of the minimum detectable Δ", example="power=0.8")
     check_int("compare", "min_queries", min_queries, minimum=1, example="min_queries=20")
-    keys = slice_keys(queries, by)
+    keys = slice_keys(queries, by, "compare")
     names = keys.columns[1:]
     pq, _, kind = _load(per_query, runs=runs, qrels=qrels, measures=measures, columns=columns,
                         missing=missing, evaluate_options=evaluate_options)

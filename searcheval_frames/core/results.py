@@ -12,7 +12,7 @@ from typing import Any, Literal
 
 import polars as pl
 
-from ..errors import SearchEvalError
+from ..errors import MissingColumnError
 from ..frames import input_kind, to_native, to_polars
 from ..measures import Measure, parse_measures
 from ..options import check_choice
@@ -125,7 +125,7 @@ def pivot(result: Any, index: Literal["run", "measure"] = "run") -> Any:
     df = to_polars(result, "result")
     missing_cols = {"run", "measure", "value"} - set(df.columns)
     if missing_cols:
-        raise SearchEvalError(
+        raise MissingColumnError(
             f"pivot: expected the long output of evaluate() with columns run, measure, value; "
             f"missing {sorted(missing_cols)}"
         )

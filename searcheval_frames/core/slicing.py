@@ -22,8 +22,9 @@ from typing import Any
 
 import polars as pl
 
-from ..errors import MissingColumnError, SearchEvalError, SearchEvalWarning
+from ..errors import DuplicateRowsError, MissingColumnError, SearchEvalWarning
 from ..frames import is_path, to_polars
+from ..options import option_error
 from .results import summarize
 
 __all__ = ["By", "attach_slices", "evaluate_by", "slice_columns", "slice_keys"]
@@ -32,12 +33,12 @@ __all__ = ["By", "attach_slices", "evaluate_by", "slice_columns", "slice_keys"]
 By = str | pl.Expr | Sequence[str | pl.Expr]
 
 
-def _queries_frame(queries: Any) -> pl.DataFrame:
+def _queries_frame(queries: Any, func: str) -> pl.DataFrame:
     if queries is None:
-        raise SearchEvalError(
-            "by= needs queries=: a frame with a query_id column and the attribute to slice "
-            "by, e.g. queries=pd.DataFrame({'query_id': [...], 'intent': [...]}), or a "
-            "query file (read with sef.read_queries)")
+        raise option_error(func, "queries", queries, "by= needs queries=: a frame with a "
+                           "query_id column and the attribute to slice by, or a query file "
+                           "(read with sef.read_queries)",
+                           "queries=pd.DataFrame({'query_id': [...], 'intent': [...]})")
     if is_path(queries):
         from ..io import read_queries
 
@@ -53,13 +54,13 @@ def _queries_frame(queries: Any) -> pl.DataFrame:
     return df.with_columns(pl.col("query_id").cast(pl.String))
 
 
-def _exprs(by: Any) -> list[pl.Expr]:
+def _exprs(by: Any, func: str = "evaluate") -> list[pl.Expr]:
     items = [by] if isinstance(by, str | pl.Expr) else list(by) if isinstance(by, Sequence) \
         else None
     if not items or not all(isinstance(b, str | pl.Expr) for b in items):
-        raise SearchEvalError(
-            f"by={by!r}: give a column of queries= (by='intent'), a polars expression "
-            "over it (by=pl.col('query').str.len_chars() > 30), or a list of them")
+        raise option_error(func, "by", by, "must be a column of queries=, a polars "
+                           "expression over it, or a list of them",
+                           "by='intent' or by=pl.col('query').str.len_chars() > 30")
     return [pl.col(b) if isinstance(b, str) else b for b in items]
 
 
@@ -73,15 +74,16 @@ def slice_columns(by: Any) -> list[str]:
     return [e.meta.output_name() for e in _exprs(by)]
 
 
-def slice_keys(queries: Any, by: Any) -> pl.DataFrame:
-    """``query_id`` and one column per ``by`` item, one row per query of ``queries``.
+def slice_keys(queries: Any, by: Any, func: str = "evaluate") -> pl.DataFrame:
+    """``query_id`` and one column per ``by`` item, one row per query of ``queries``
+    (``func``: the public function called, for the messages).
 
     >>> q = pl.DataFrame({"query_id": ["1", "2"], "query": ["a b c", "d"]})
     >>> slice_keys(q, (pl.col("query").str.split(" ").list.len() > 1).alias("long")).rows()
     [('1', True), ('2', False)]
     """
-    df = _queries_frame(queries)
-    exprs = _exprs(by)
+    df = _queries_frame(queries, func)
+    exprs = _exprs(by, func)
     for e in exprs:
         missing = [c for c in e.meta.root_names() if c not in df.columns]
         if missing:
@@ -91,11 +93,12 @@ def slice_keys(queries: Any, by: Any) -> pl.DataFrame:
     keys = df.select("query_id", *exprs)
     names = keys.columns[1:]
     if len(set(names)) != len(names) or "query_id" in names:
-        raise SearchEvalError(f"by=: the slices need distinct names other than query_id, "
-                              f"got {names}; name expressions with .alias('...')")
+        raise option_error(func, "by", by, f"the slices need distinct names other than "
+                           f"query_id (these are {names}); name expressions with .alias()",
+                           "by=[pl.col('query').str.len_chars().alias('chars')]")
     dup = keys.filter(pl.col("query_id").is_duplicated())
     if dup.height:
-        raise SearchEvalError(
+        raise DuplicateRowsError(
             f"queries=: query {dup['query_id'][0]!r} appears {dup.height} times; a query "
             "belongs to one slice, so give one row per query_id")
     return keys

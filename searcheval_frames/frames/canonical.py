@@ -29,10 +29,12 @@ import polars as pl
 from ..errors import (
     DuplicateRowsError,
     EmptyInputError,
+    InvalidIdError,
+    InvalidOptionError,
     InvalidRelevanceError,
     InvalidScoreError,
     MissingColumnError,
-    SearchEvalError,
+    UnsupportedInputError,
     format_rows,
 )
 from .blocks import (  # noqa: F401
@@ -100,10 +102,10 @@ def resolve_columns(
     columns = dict(columns or {})
     unknown = set(columns) - set(ALIASES)
     if unknown:
-        raise SearchEvalError(
-            f"columns=: unknown canonical name(s) {sorted(unknown)}; the keys are canonical "
-            f"names {sorted(ALIASES)} and the values your column names, e.g. "
-            "columns={'query_id': 'topic'}"
+        raise InvalidOptionError(
+            f"columns={columns!r}: unknown canonical name(s) {sorted(unknown)}; the keys are "
+            f"canonical names {sorted(ALIASES)} and the values your column names. "
+            "Example: columns={'query_id': 'topic'}"
         )
     lower = {c.lower(): c for c in reversed(df.columns)}
     found: dict[str, str] = {}
@@ -140,7 +142,7 @@ def ids_to_str(df: pl.DataFrame, col: str, arg: str, user_col: str) -> pl.DataFr
     dtype = df.schema[col]
     if df.get_column(col).null_count():
         nulls = df.filter(pl.col(col).is_null())
-        raise SearchEvalError(
+        raise InvalidIdError(
             f"{arg}: column {user_col!r} has {nulls.height} missing id(s):\n"
             f"{format_rows(nulls)}\nDrop or fill those rows first."
         )
@@ -151,13 +153,13 @@ def ids_to_str(df: pl.DataFrame, col: str, arg: str, user_col: str) -> pl.DataFr
     if dtype.is_float():
         bad = df.filter(~pl.col(col).is_finite() | (pl.col(col) != pl.col(col).floor()))
         if bad.height:
-            raise SearchEvalError(
+            raise InvalidIdError(
                 f"{arg}: column {user_col!r} holds non-integral float ids:\n"
                 f"{format_rows(bad)}\nIds must be strings or integers; cast the column."
             )
         float_ids(df, col, arg, user_col)
         return df.with_columns(pl.col(col).cast(pl.Int64).cast(pl.String))
-    raise SearchEvalError(
+    raise InvalidIdError(
         f"{arg}: column {user_col!r} has type {dtype}; ids must be strings or integers."
         + nested_hint(dtype, user_col)
     )
@@ -169,7 +171,7 @@ def _pytrec_dict_to_frame(d: Mapping[Any, Any], value: str, arg: str) -> pl.Data
     vals: list[Any] = []
     for qid, docs in d.items():
         if not isinstance(docs, Mapping):
-            raise SearchEvalError(
+            raise UnsupportedInputError(
                 f"{arg}: expected {{query_id: {{doc_id: {value}}}}}, but the value for "
                 f"query {qid!r} is a {type(docs).__name__}"
             )
@@ -406,7 +408,7 @@ def qrels_frame(
         if not qrels:
             raise EmptyInputError(f"{arg} is an empty dict; there are no relevance labels.")
         if not _is_pytrec_dict(qrels):
-            raise SearchEvalError(
+            raise UnsupportedInputError(
                 f"{arg}: a dict must be {{query_id: {{doc_id: relevance}}}} (pytrec_eval style)"
             )
         df = _pytrec_dict_to_frame(qrels, "relevance", arg)

@@ -31,8 +31,8 @@ from typing import Any, Literal
 
 import polars as pl
 
-from ..errors import IdMismatchError, SearchEvalError
-from ..options import check_choice
+from ..errors import DuplicateRowsError, IdMismatchError, MissingColumnError
+from ..options import check_choice, option_error
 from .canonical import ALIASES, find_column, qrels_frame, run_frame
 from .kinds import input_kind, to_native, to_polars
 
@@ -50,7 +50,7 @@ def _mapping(doc_of: Any) -> pl.DataFrame | None:
                              "_doc": [str(v) for v in doc_of.values()]})
     df = to_polars(doc_of, "doc_of")
     if "chunk_id" not in df.columns or "doc_id" not in df.columns:
-        raise SearchEvalError(
+        raise MissingColumnError(
             f"collapse(doc_of=...): a mapping frame needs chunk_id and doc_id columns "
             f"(it has {', '.join(df.columns)}); rename them, or pass a separator such as "
             "doc_of='#' or a function")
@@ -58,8 +58,8 @@ def _mapping(doc_of: Any) -> pl.DataFrame | None:
                    .alias("_doc"))
     dup = df.filter(pl.col("chunk_id").is_duplicated() & pl.struct(df.columns).is_unique())
     if dup.height:
-        raise SearchEvalError(f"collapse(doc_of=...): chunk {dup['chunk_id'][0]!r} maps to "
-                              "two documents; a chunk belongs to one document")
+        raise DuplicateRowsError(f"collapse(doc_of=...): chunk {dup['chunk_id'][0]!r} maps "
+                                 "to two documents; a chunk belongs to one document")
     return df.unique()
 
 
@@ -68,7 +68,8 @@ def _with_doc(df: pl.DataFrame, doc_of: Any, what: str) -> pl.DataFrame:
     ids = pl.col("doc_id")
     if isinstance(doc_of, str):
         if not doc_of:
-            raise SearchEvalError("collapse(doc_of=''): give a separator such as '#'")
+            raise option_error("collapse", "doc_of", doc_of, "must not be empty: give the "
+                               "separator between document id and chunk number", "doc_of='#'")
         out = df.with_columns(ids.str.contains(doc_of, literal=True).alias("_chunk"))
         head = ids.str.reverse().str.splitn(doc_of[::-1], 2).struct.field("field_1").str.reverse()
         out = out.with_columns(pl.when(pl.col("_chunk")).then(head).otherwise(ids).alias("_doc"))
@@ -87,15 +88,16 @@ def _with_doc(df: pl.DataFrame, doc_of: Any, what: str) -> pl.DataFrame:
         try:
             mapped = [str(doc_of(x)) for x in uniq.to_list()]
         except Exception as exc:
-            raise SearchEvalError(f"collapse(doc_of=...): the function failed on a "
-                                  f"{what} id: {type(exc).__name__}: {exc}") from exc
+            raise option_error("collapse", "doc_of", doc_of, f"the function failed on a "
+                               f"{what} id ({type(exc).__name__}: {exc})",
+                               "doc_of=lambda chunk: chunk.split('#')[0]") from exc
         table = pl.DataFrame({"doc_id": uniq, "_doc": mapped}, schema={"doc_id": pl.String,
                                                                       "_doc": pl.String})
         out = df.join(table, on="doc_id", how="left").with_columns(pl.lit(True).alias("_chunk"))
     else:
-        raise SearchEvalError(f"collapse(doc_of={doc_of!r}): give a separator ('#'), a "
-                              "function chunk_id -> doc_id, or a dict / frame of "
-                              "chunk_id -> doc_id")
+        raise option_error("collapse", "doc_of", doc_of, "must be a separator, a function "
+                           "chunk_id -> doc_id, or a dict / frame of chunk_id -> doc_id",
+                           "doc_of='#'")
     _check_levels(out, what)
     return out
 

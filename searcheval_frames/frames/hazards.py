@@ -33,9 +33,9 @@ import polars as pl
 
 from ..errors import (
     AmbiguousColumnError,
+    InvalidIdError,
     LazyPlanError,
     PaddedIdError,
-    SearchEvalError,
     format_rows,
 )
 
@@ -152,7 +152,7 @@ def float_ids(df: pl.DataFrame, col: str, arg: str, user_col: str) -> None:
     """Raise when integral float ids are too large for float64 to hold them exactly."""
     bad = df.filter(pl.col(col).abs() >= FLOAT_EXACT)
     if bad.height:
-        raise SearchEvalError(
+        raise InvalidIdError(
             f"{arg}: column {user_col!r} holds float ids of 2**53 or more:\n"
             f"{format_rows(bad.select(col))}\nThey went through float64 (pandas makes an "
             "integer column float when a value is missing) and lost their last digits, so "

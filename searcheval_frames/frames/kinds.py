@@ -14,7 +14,7 @@ from typing import Any, Literal
 
 import polars as pl
 
-from ..errors import AmbiguousColumnError, SearchEvalError
+from ..errors import AmbiguousColumnError, UnsupportedInputError
 from .hazards import collect, pandas_frame
 
 
@@ -112,7 +112,7 @@ def to_polars(obj: Any, arg: str) -> pl.DataFrame:
                 "copies, e.g. table.rename_columns([...]) or table.drop_columns([...]).")
         out = pl.from_arrow(obj)
         if isinstance(out, pl.Series):
-            raise SearchEvalError(f"{arg}: expected a table, got a pyarrow array")
+            raise UnsupportedInputError(f"{arg}: expected a table, got a pyarrow array")
         return out
     try:
         import narwhals as nw
@@ -122,7 +122,7 @@ def to_polars(obj: Any, arg: str) -> pl.DataFrame:
             nw_obj = nw_obj.collect()
         return nw_obj.to_polars()
     except TypeError as exc:
-        raise SearchEvalError(
+        raise UnsupportedInputError(
             f"{arg}: cannot read an object of type {type(obj).__name__}. Pass a pandas or "
             "polars DataFrame, a pyarrow Table, a dict {run_name: frame} or a "
             "pytrec_eval-style dict {query_id: {doc_id: value}}."

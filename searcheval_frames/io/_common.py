@@ -17,7 +17,8 @@ from typing import Any, Literal
 import polars as pl
 
 from .. import frames
-from ..errors import FileAccessError, FileFormatError, MissingColumnError, SearchEvalError
+from ..errors import FileAccessError, FileFormatError, MissingColumnError
+from ..options import check_choice, option_error
 
 PathLike = str | os.PathLike[str]
 Backend = Literal["polars", "pandas"]
@@ -49,11 +50,12 @@ def read_bytes(path: Path) -> bytes:
     try:
         data = path.read_bytes()
     except FileNotFoundError:
-        raise SearchEvalError(
-            f"{path}: no such file; check the path (relative paths start at {Path.cwd()})"
-        ) from None
+        raise FileAccessError(
+            f"{path}: no such file; check the path (relative paths start at {Path.cwd()})",
+            path=str(path)) from None
     except IsADirectoryError:
-        raise SearchEvalError(f"{path}: is a folder, not a file; give the file inside it") from None
+        raise FileAccessError(f"{path}: is a folder, not a file; give the file inside it",
+                              path=str(path)) from None
     except OSError as exc:
         raise access_error(exc, path, "read") from None
     if data[:2] == b"\x1f\x8b":
@@ -94,11 +96,12 @@ def encoding_hint(data: bytes) -> str:
 
 def check_file(path: Path) -> None:
     if not path.exists():
-        raise SearchEvalError(
-            f"{path}: no such file; check the path (relative paths start at {Path.cwd()})"
-        )
+        raise FileAccessError(
+            f"{path}: no such file; check the path (relative paths start at {Path.cwd()})",
+            path=str(path))
     if path.is_dir():
-        raise SearchEvalError(f"{path}: is a folder, not a file; give the file inside it")
+        raise FileAccessError(f"{path}: is a folder, not a file; give the file inside it",
+                              path=str(path))
     try:
         with open(path, "rb") as fh:
             fh.read(1)
@@ -224,29 +227,28 @@ def detect_format(path: PathLike, kind: Literal["run", "qrels", "queries"] = "ru
     return "trec"
 
 
-def path_list(path: PathLike | Sequence[PathLike]) -> list[Path]:
+def path_list(path: PathLike | Sequence[PathLike], func: str) -> list[Path]:
+    """One path or several as a list; ``func`` (the reader called) names an empty list."""
     if isinstance(path, str | os.PathLike):
         return [Path(path)]
     out = [Path(p) for p in path]
     if not out:
-        raise SearchEvalError("path: an empty list of files; give at least one file")
+        raise option_error(func, "path", path, "must name at least one file",
+                           "path=['bm25.run', 'dense.run']")
     return out
 
 
-def check_format(fmt: str | None) -> None:
-    if fmt is not None and fmt not in _FORMATS:
-        raise SearchEvalError(
-            f"format={fmt!r} is not a known format; use one of {list(_FORMATS)} or None to "
-            "detect it from the file"
-        )
+def check_format(fmt: str | None, func: str) -> None:
+    """``format=`` of the reader or writer ``func``: a known format, or None to detect it."""
+    if fmt is not None:
+        check_choice(func, "format", fmt, (*_FORMATS, None),
+                     example="format='trec', or None to detect it from the file")
 
 
-def as_backend(df: pl.DataFrame, backend: str) -> Any:
-    if backend == "polars":
-        return df
-    if backend == "pandas":
-        return df.to_pandas()
-    raise SearchEvalError(f"backend={backend!r}: use 'polars' or 'pandas'")
+def as_backend(df: pl.DataFrame, backend: str, func: str) -> Any:
+    """``df`` as the ``backend`` the caller of ``func`` asked for."""
+    check_choice(func, "backend", backend, ("polars", "pandas"), example="backend='pandas'")
+    return df.to_pandas() if backend == "pandas" else df
 
 
 def find_alias(df: pl.DataFrame, canon: str, aliases: Sequence[str],

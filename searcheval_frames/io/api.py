@@ -10,7 +10,8 @@ from typing import Any, Literal
 import polars as pl
 
 from .. import frames
-from ..errors import EmptyInputError, SearchEvalError
+from ..errors import EmptyInputError
+from ..options import check_choice, option_error
 from ._common import (
     Backend,
     Format,
@@ -85,7 +86,7 @@ def read_run(
     """
     out, blocks = read_runs(path, format, name, name_from, columns, rank)
     # recorded as checked, so that evaluate(read_run(path), ...) does not check it again
-    return as_backend(frames.mark_checked(out, blocks), backend)
+    return as_backend(frames.mark_checked(out, blocks), backend, "read_run")
 
 
 def read_runs(
@@ -102,26 +103,25 @@ def read_runs(
     ``mark``: ``query_id, doc_id`` pairs (the qrels) whose rows to list in
     ``blocks.marked`` (one TREC file only; a superset: join on the ids to use them).
     """
-    check_format(format)
-    if name_from not in ("tag", "file"):
-        raise SearchEvalError(f"name_from={name_from!r}: use 'tag' or 'file'")
-    paths = path_list(path)
+    check_format(format, "read_run")
+    check_choice("read_run", "name_from", name_from, ("tag", "file"),
+                 example="name_from='file' to name each run after its file")
+    paths = path_list(path, "read_run")
     names: list[str | None]
     if name is None:
         names = [None] * len(paths)
     elif isinstance(name, str):
         if len(paths) > 1:
-            raise SearchEvalError(
-                f"name={name!r} names one run but {len(paths)} files were given; pass one "
-                "name per file, e.g. name=['bm25', 'dense']"
-            )
+            raise option_error("read_run", "name", name, f"names one run but {len(paths)} "
+                               "files were given; pass one name per file",
+                               "name=['bm25', 'dense']")
         names = [name]
     else:
         names = list(name)
         if len(names) != len(paths):
-            raise SearchEvalError(
-                f"name= has {len(names)} names for {len(paths)} files; give one per file"
-            )
+            raise option_error("read_run", "name", name, f"has {len(names)} names for "
+                               f"{len(paths)} files; give one per file",
+                               "name=['bm25', 'dense']")
     parts = []
     seen: dict[str, Path] = {}
     blocks = None
@@ -225,11 +225,11 @@ def read_qrels(
     >>> read_qrels(p).rows()
     [('1', 'd1', 2), ('1', 'd2', 0)]
     """
-    check_format(format)
+    check_format(format, "read_qrels")
     if isinstance(path, str) and path.startswith("irds:"):
-        return as_backend(irds_qrels(path[5:]), backend)
+        return as_backend(irds_qrels(path[5:]), backend, "read_qrels")
     parts = []
-    for p in path_list(path):
+    for p in path_list(path, "read_qrels"):
         fmt = format or detect_format(p, "qrels")
         if fmt == "trec":
             df = read_trec_qrels(p, read_bytes(p), subtopics)
@@ -242,4 +242,4 @@ def read_qrels(
     out = parts[0] if len(parts) == 1 else pl.concat(parts)
     if len(parts) > 1:
         frames.qrels_frame(out, arg="qrels files", subtopics=subtopics)  # duplicates across files
-    return as_backend(out, backend)
+    return as_backend(out, backend, "read_qrels")

@@ -9,7 +9,7 @@ from typing import Any, Literal
 
 import polars as pl
 
-from ..errors import EmptyInputError, FileFormatError, MissingColumnError, SearchEvalError
+from ..errors import DatasetError, EmptyInputError, FileFormatError, MissingColumnError
 from ._common import (
     QUERY_ID_ALIASES,
     QUERY_TEXT_ALIASES,
@@ -32,14 +32,14 @@ def _irds(dataset_id: str) -> Any:
     try:
         import ir_datasets
     except ImportError:
-        raise SearchEvalError(
+        raise DatasetError(
             f"'irds:{dataset_id}' needs the optional package ir_datasets; install it with "
             "`pip install ir_datasets`"
         ) from None
     try:
         return ir_datasets.load(dataset_id)
     except KeyError:
-        raise SearchEvalError(
+        raise DatasetError(
             f"ir_datasets has no dataset {dataset_id!r}; see https://ir-datasets.com for ids "
             "such as 'msmarco-passage/trec-dl-2019/judged'"
         ) from None
@@ -48,7 +48,7 @@ def _irds(dataset_id: str) -> Any:
 def irds_qrels(dataset_id: str) -> pl.DataFrame:
     ds = _irds(dataset_id)
     if not ds.has_qrels():
-        raise SearchEvalError(f"ir_datasets dataset {dataset_id!r} has no qrels")
+        raise DatasetError(f"ir_datasets dataset {dataset_id!r} has no qrels")
     q, d, r = [], [], []
     for row in ds.qrels_iter():
         q.append(str(row.query_id))
@@ -62,7 +62,7 @@ def irds_qrels(dataset_id: str) -> pl.DataFrame:
 def _irds_queries(dataset_id: str) -> pl.DataFrame:
     ds = _irds(dataset_id)
     if not ds.has_queries():
-        raise SearchEvalError(f"ir_datasets dataset {dataset_id!r} has no queries")
+        raise DatasetError(f"ir_datasets dataset {dataset_id!r} has no queries")
     rows = []
     for row in ds.queries_iter():
         rec = row._asdict()
@@ -218,9 +218,9 @@ def read_queries(
     >>> read_queries(p).rows()
     [('1', 'what is bm25'), ('2', 'ndcg formula')]
     """
-    check_format(format)
+    check_format(format, "read_queries")
     if isinstance(path, str) and path.startswith("irds:"):
-        return as_backend(_irds_queries(path[5:]), backend)
+        return as_backend(_irds_queries(path[5:]), backend, "read_queries")
     p = Path(path)
     fmt = format or detect_format(p, "queries")
     if fmt == "trec":
@@ -256,4 +256,4 @@ def read_queries(
                       pl.format("duplicate query id {} (first on {} {})", pl.col("query_id"),
                                 pl.lit(label), pl.col("_first")))
         probs.raise_if_any(label)
-    return as_backend(df, backend)
+    return as_backend(df, backend, "read_queries")

@@ -14,7 +14,8 @@ from typing import Any, Literal
 import polars as pl
 
 from .. import frames
-from ..errors import MissingColumnError, SearchEvalError
+from ..errors import FileAccessError, MissingColumnError, UnwritableValueError
+from ..options import option_error
 from ._common import (
     EXTENSIONS,
     QUERY_ID_ALIASES,
@@ -34,7 +35,8 @@ def atomic_write(path: Path, payload: Callable[[Any], None], *, binary: bool = T
     path = Path(path)
     folder = path.parent if str(path.parent) else Path(".")
     if not folder.exists():
-        raise SearchEvalError(f"{path}: the folder {folder} does not exist; create it first")
+        raise FileAccessError(f"{path}: the folder {folder} does not exist; create it first",
+                              path=str(path))
     try:
         fd, tmp = tempfile.mkstemp(dir=folder, prefix=f".{path.name}.", suffix=".tmp")
     except OSError as exc:  # name the target, not the temporary file
@@ -57,8 +59,8 @@ def atomic_write(path: Path, payload: Callable[[Any], None], *, binary: bool = T
         raise
 
 
-def _write_fmt(path: Path, fmt: str | None, default: str) -> str:
-    check_format(fmt)
+def _write_fmt(path: Path, fmt: str | None, default: str, func: str) -> str:
+    check_format(fmt, func)
     return fmt or EXTENSIONS.get(file_ext(path), default)
 
 
@@ -68,7 +70,7 @@ def _no_space(df: pl.DataFrame, cols: Sequence[str], arg: str) -> None:
         if bad.height:
             from ..errors import format_rows
 
-            raise SearchEvalError(
+            raise UnwritableValueError(
                 f"{arg}: column {c!r} has values that are empty or contain whitespace, which "
                 f"the TREC format cannot hold:\n{format_rows(bad)}\nReplace the spaces "
                 "(e.g. df.with_columns(pl.col(c).str.replace_all(r'\\s', '_'))) or write "
@@ -149,11 +151,12 @@ def write_run(
     path = Path(path)
     df = frames.run_frame(run, columns=columns, name=name)
     df = _ranked(df, keep_rank)
-    fmt = _write_fmt(path, format, "trec")
+    fmt = _write_fmt(path, format, "trec", "write_run")
     if fmt == "trec":
         _no_space(df, ["run", "query_id", "doc_id"], "run")
         if re.search(r"\s", iteration) or not iteration:
-            raise SearchEvalError(f"iteration={iteration!r} must be one word, e.g. 'Q0'")
+            raise option_error("write_run", "iteration", iteration, "must be one word",
+                               "iteration='Q0'")
         lines = df.select(pl.concat_str(
             [pl.col("query_id"), pl.lit(iteration), pl.col("doc_id"),
              pl.col("rank").cast(pl.String), pl.col("score").cast(pl.String), pl.col("run")],
@@ -203,7 +206,7 @@ def write_qrels(
     """
     path = Path(path)
     df = frames.qrels_frame(qrels, columns=columns)
-    fmt = _write_fmt(path, format, "trec")
+    fmt = _write_fmt(path, format, "trec", "write_qrels")
     if fmt == "trec":
         _no_space(df, ["query_id", "doc_id"], "qrels")
         lines = df.select(pl.concat_str(
@@ -270,14 +273,14 @@ def write_queries(
         df = df.select(as_str(df, q).alias("query_id"), as_str(df, t).alias("query"),
                        pl.exclude(q, t))
     fmt = format or EXTENSIONS.get(file_ext(path), "tsv")
-    check_format(fmt)
+    check_format(fmt, "write_queries")
     if fmt == "tsv":
         with_header = header if header is not None else df.width > 2
         bad = df.filter(pl.any_horizontal(pl.col(pl.String).str.contains(r"[\t\n\r]")))
         if bad.height:
             from ..errors import format_rows
 
-            raise SearchEvalError(
+            raise UnwritableValueError(
                 f"queries: TAB or newline characters inside values cannot be written as TSV:\n"
                 f"{format_rows(bad)}\nClean the text or write .jsonl/.parquet"
             )

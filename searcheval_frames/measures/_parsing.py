@@ -25,7 +25,7 @@ from typing import Any, Literal
 
 from ..errors import UnknownMeasureError
 from ._params import PARAM_ALIASES, Param, split_outside
-from .base import ALIASES, REGISTRY, Family, Measure
+from .base import ALIASES, REGISTRY, Family, Measure, parameter_error
 
 __all__ = ["parse_measure", "parse_measures"]
 
@@ -50,7 +50,11 @@ def _known_names() -> list[str]:
     return sorted(names)
 
 
-def _unknown(text: str, why: str = "") -> UnknownMeasureError:
+def _unknown(text: str, why: str = "", example: str = "") -> UnknownMeasureError:
+    """A name that does not parse; with ``why``, a known family's bad cutoff or parameter
+    (a :class:`~searcheval_frames.errors.MeasureParameterError` showing ``example``)."""
+    if why:  # the family was recognised; suggesting other names would only distract
+        return parameter_error(text, why, example)
     base = re.split(r"[@(_]", text.strip())[0]
     candidates = {n.lower(): n for n in _known_names()}
     close = difflib.get_close_matches(text.strip().lower(), list(candidates), n=3, cutoff=0.5)
@@ -59,10 +63,8 @@ def _unknown(text: str, why: str = "") -> UnknownMeasureError:
         if c not in close
     ]
     hint = f" Did you mean {', '.join(repr(candidates[c]) for c in close[:3])}?" if close else ""
-    if why:  # the family was recognised; suggesting other names would only distract
-        hint = ""
     return UnknownMeasureError(
-        f"unknown measure {text!r}{': ' + why if why else ''}.{hint} "
+        f"unknown measure {text!r}.{hint} "
         "See searcheval_frames.list_measures() for every measure."
     )
 
@@ -141,14 +143,13 @@ def parse_measure(name: str | Measure) -> Measure:
     cutoff: int | float | None = fixed.get("cutoff")
     if cut_text is not None:
         if fam.cutoff is None:
-            raise _unknown(text, f"{fam.name} takes no cutoff")
+            raise _unknown(text, f"{fam.name} takes no cutoff", fam.name)
         try:
             cutoff = float(cut_text) if fam.cutoff == "float" else _int_cutoff(cut_text)
         except ValueError:
             raise _unknown(
-                text,
-                f"the cutoff {cut_text!r} is not a positive whole number of documents "
-                f"(write e.g. {fam.name}@{max(1, int(float(cut_text)))})",
+                text, f"the cutoff {cut_text!r} is not a positive whole number of documents",
+                f"{fam.name}@{max(1, int(float(cut_text)))}",
             ) from None
     m = fam.normalize(Measure(fam.name, cutoff, tuple(sorted(params.items()))))
     fam.validate(m, text)
@@ -164,13 +165,16 @@ def _read_params(fam: Family, params_text: str, text: str) -> dict[str, Any]:
         key = PARAM_ALIASES.get(key, key)
         if not eq or key not in fam.params:
             allowed = ", ".join(sorted(fam.params)) or "none"
-            raise _unknown(text, f"{fam.name} has no parameter {key!r} (allowed: {allowed})")
+            raise _unknown(text, f"{fam.name} has no parameter {key!r} (allowed: {allowed})",
+                           fam.example or fam.name)
         param = fam.params[key]
         try:
             out[key] = param(value.strip())
         except ValueError:
             hint = f" ({param.hint})" if isinstance(param, Param) and param.hint else ""
-            raise _unknown(text, f"bad value {value.strip()!r} for {key}{hint}") from None
+            good = hint.partition("e.g. ")[2].rstrip(")")  # the hint's own example value
+            raise _unknown(text, f"bad value {value.strip()!r} for {key}{hint}",
+                           f"{fam.name}({good})" if good else fam.example or fam.name) from None
     return out
 
 

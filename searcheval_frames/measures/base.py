@@ -21,7 +21,7 @@ from typing import Any, ClassVar, Literal
 
 import polars as pl
 
-from ..errors import UnknownMeasureError
+from ..errors import MeasureParameterError
 from ._params import Param, format_cutoff, format_param, split_outside
 
 __all__ = [
@@ -40,6 +40,16 @@ __all__ = [
 
 Aggregate = Literal["mean", "sum", "gmean"]
 
+
+
+def parameter_error(text: str, problem: str, example: str) -> MeasureParameterError:
+    """The house form of a known measure's bad cutoff or parameters:
+    ``measure 'X': problem. Example: Y``.
+
+    >>> str(parameter_error("RBP(rel=2,gain=exp)", "give rel= or gain=, not both", "RBP(rel=2)"))
+    "measure 'RBP(rel=2,gain=exp)': give rel= or gain=, not both. Example: RBP(rel=2)"
+    """
+    return MeasureParameterError(f"measure {text!r}: {problem}. Example: {example}")
 
 @dataclass(frozen=True)
 class Measure:
@@ -206,15 +216,16 @@ class Family:
 
     def validate(self, m: Measure, text: str) -> None:
         if m.cutoff is None and self.cutoff_required:
-            raise UnknownMeasureError(
-                f"measure {text!r}: {self.name} needs a cutoff, e.g. {self.example or self.name + '@10'}"
-            )
+            raise parameter_error(text, f"{self.name} needs a cutoff",
+                                  self.example or self.name + "@10")
         if m.cutoff is not None and self.cutoff is None:
-            raise UnknownMeasureError(f"measure {text!r}: {self.name} takes no @cutoff")
+            raise parameter_error(text, f"{self.name} takes no @cutoff", self.name)
         if isinstance(m.cutoff, int) and m.cutoff <= 0:
-            raise UnknownMeasureError(f"measure {text!r}: the cutoff must be a positive integer")
+            raise parameter_error(text, "the cutoff must be a positive integer",
+                                  f"{self.name}@10")
         if isinstance(m.cutoff, float) and not 0.0 <= m.cutoff <= 1.0:
-            raise UnknownMeasureError(f"measure {text!r}: the recall level must be in [0, 1]")
+            raise parameter_error(text, "the recall level must be in [0, 1]",
+                                  f"{self.name}@0.5")
 
     def normalize(self, m: Measure) -> Measure:
         """The canonical form of a parsed measure (default: as parsed)."""

@@ -48,9 +48,8 @@ from typing import Any, ClassVar
 
 import polars as pl
 
-from ..errors import UnknownMeasureError
 from ._params import Param, non_negative_int, params_of, positive_int
-from .base import Context, Family, Measure, register
+from .base import Context, Family, Measure, parameter_error, register
 
 #: positions cwl_eval (and ir_measures' provider) cuts or pads every ranking to
 DEPTH = 1000
@@ -78,10 +77,9 @@ class _CWL(Family):
     def validate(self, m: Measure, text: str) -> None:
         super().validate(m, text)
         if m.param("min_rel", 0) >= m.param("max_rel", 1):
-            raise UnknownMeasureError(
-                f"measure {text!r}: min_rel must be below max_rel (the labels are scaled "
-                f"into [0, 1] by (label - min_rel) / (max_rel - min_rel)), e.g. "
-                f"{self.name}(max_rel=3)")
+            raise parameter_error(
+                text, "min_rel must be below max_rel (the labels are scaled into [0, 1] by "
+                "(label - min_rel) / (max_rel - min_rel))", f"{self.name}(max_rel=3)")
 
     @staticmethod
     def gain(m: Measure) -> pl.Expr:
@@ -178,9 +176,9 @@ class BPM(_CWL):
         if k is None:
             return m
         if m.cutoff is not None and m.cutoff != k:
-            raise UnknownMeasureError(
-                f"measure {m.name!r}: K={k} and @{m.cutoff} both set how many documents BPM "
-                f"reads; give one, e.g. BPM(T=1)@{k}")
+            raise parameter_error(
+                m.name, f"K={k} and @{m.cutoff} both set how many documents BPM reads; give "
+                "one", f"BPM(T=1)@{k}")
         return Measure(m.family, k, tuple(p for p in m.params if p[0] != "k"))
 
     def agg(self, m: Measure, ctx: Context, col: str) -> list[pl.Expr]:

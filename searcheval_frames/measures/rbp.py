@@ -40,9 +40,8 @@ from __future__ import annotations
 
 import polars as pl
 
-from ..errors import UnknownMeasureError
 from ._params import PERSISTENCE, REL, Param, format_number, params_of
-from .base import Context, Family, Measure, register
+from .base import Context, Family, Measure, parameter_error, register
 
 #: trec_eval's default persistence
 DEFAULT_P = 0.9
@@ -96,9 +95,8 @@ class RBP(Family):
     def validate(self, m: Measure, text: str) -> None:
         super().validate(m, text)
         if m.param("rel") is not None and m.param("gain") is not None:
-            raise UnknownMeasureError(
-                f"measure {text!r}: give rel= (binary gains) or gain= (graded), not both"
-            )
+            raise parameter_error(
+                text, "give rel= (binary gains) or gain= (graded), not both", f"{self.name}(rel=2)")
 
     def agg(self, m: Measure, ctx: Context, col: str) -> list[pl.Expr]:
         p = float(m.param("p", DEFAULT_P))

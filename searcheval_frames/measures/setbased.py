@@ -12,9 +12,8 @@ from __future__ import annotations
 
 import polars as pl
 
-from ..errors import UnknownMeasureError
 from ._params import REL, Param, format_number, params_of
-from .base import Context, Family, Measure, register
+from .base import Context, Family, Measure, parameter_error, register
 from .precision import rel_in_top, safe_div
 
 BETA = Param("beta", float, "weight of precision against recall (trec_eval's set_F.x; "
@@ -219,14 +218,11 @@ class RprecMult(Family):
 
     def validate(self, m: Measure, text: str) -> None:
         if m.cutoff is None:
-            raise UnknownMeasureError(
-                f"measure {text!r}: RprecMult needs a multiple of R, e.g. RprecMult@0.2 or "
-                "Rprec_mult_2.00"
-            )
+            raise parameter_error(text, "RprecMult needs a multiple of R",
+                                  "RprecMult@0.2 or Rprec_mult_2.00")
         if not 0.0 < float(m.cutoff) <= 1000.0:
-            raise UnknownMeasureError(
-                f"measure {text!r}: the multiple of R must be in (0, 1000], e.g. RprecMult@1.5"
-            )
+            raise parameter_error(text, "the multiple of R must be in (0, 1000]",
+                                  "RprecMult@1.5")
 
     def agg(self, m: Measure, ctx: Context, col: str) -> list[pl.Expr]:
         cut = rprec_mult_cut(float(m.cutoff or 0.0), ctx.num_rel(m))
