@@ -1,6 +1,8 @@
-"""What :func:`.evaluate.evaluate` makes of its inputs, shared with the other ways to evaluate
-(the curves, the command line, fusion and ``scale``): canonical runs and qrels from frames or
-files, the flat qrels, and what a measure needs of them."""
+"""The inputs of an evaluation as canonical frames, shared by every way to evaluate.
+
+Runs and qrels from frames or files, the flat qrels and what a measure needs of them:
+used by :func:`.evaluate.evaluate`, the curves, the command line, fusion and ``scale``.
+"""
 
 from __future__ import annotations
 

@@ -72,16 +72,17 @@ def evaluate(
     >>> import searcheval_frames as sef                          # doctest: +SKIP
     >>> sef.dask.evaluate(run_ddf, qrels_ddf, ["P@10", "AP"]).compute()  # doctest: +SKIP
     """
+    # the options first: a wrong one fails before pyspark or dask is looked for
+    opts = Options("dask.evaluate", measures, per_query=per_query,
+                   relevance_level=relevance_level, missing=missing, depth=depth,
+                   judged_only=judged_only, compat=compat, columns=columns, names=names,
+                   partitions=partitions)
     from ..optional import require
 
     dask = require("dask", "sef.dask.evaluate")
     dd = require("dask.dataframe", "sef.dask.evaluate")
     import pandas as pd
 
-    opts = Options("dask.evaluate", measures, per_query=per_query,
-                   relevance_level=relevance_level, missing=missing, depth=depth,
-                   judged_only=judged_only, compat=compat, columns=columns, names=names,
-                   partitions=partitions)
     qrels_cols = list(qrels.columns)
     run_cols, _ = resolve((list(run.columns), qrels_cols), opts)
     if hasattr(qrels, "compute"):

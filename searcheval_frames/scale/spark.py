@@ -79,14 +79,15 @@ def evaluate(
     >>> res = sef.spark.evaluate(run_sdf, qrels_sdf, ["P@10", "nDCG@10", "AP"])  # doctest: +SKIP
     >>> res.show()                                            # doctest: +SKIP
     """
-    from ..optional import require
-
-    F = require("pyspark.sql.functions", "sef.spark.evaluate")
-
+    # the options first: a wrong one fails before pyspark or dask is looked for
     opts = Options("spark.evaluate", measures, per_query=per_query,
                    relevance_level=relevance_level, missing=missing, depth=depth,
                    judged_only=judged_only, compat=compat, columns=columns, names=names,
                    partitions=partitions)
+    from ..optional import require
+
+    F = require("pyspark.sql.functions", "sef.spark.evaluate")
+
     run_cols, qrels_cols = resolve((run.columns, qrels.columns), opts)
     run_types = dict(run.dtypes)
     q_id = _id(F, run_cols["query_id"], run_types[run_cols["query_id"]])
