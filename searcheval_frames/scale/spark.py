@@ -130,11 +130,18 @@ def evaluate(
         per_q = per_q.localCheckpoint(eager=True)
     except Exception as exc:  # an error in a worker: raise it as the package's error
         raise _worker_error(exc) from None
+    return _long_result(F, per_q, runs, cols, opts)
 
+
+def _long_result(F: Any, per_q: Any, runs: list[str], cols: list[str], opts: Options) -> Any:
+    """The long result from the per-query values ``per_q`` (one column per measure,
+    ``cols``): per query, or aggregated per run by Spark; ordered as in memory."""
+    names = opts.measure_names
     if opts.given:  # names="as_given": a row under each spelling
-        label_rows = [(cols[names_.index(c)], g, k) for k, (c, g) in enumerate(opts.given)]
+        label_rows = [(cols[names.index(c)], g, k) for k, (c, g) in enumerate(opts.given)]
     else:
-        label_rows = [(c, m, k) for k, (c, m) in enumerate(zip(cols, names_, strict=True))]
+        label_rows = [(c, m, k) for k, (c, m) in enumerate(zip(cols, names, strict=True))]
+    spark = per_q.sparkSession
     order = spark.createDataFrame([(r, i) for i, r in enumerate(runs)], "run string, _r long")
     labels = spark.createDataFrame(label_rows, "_c string, measure string, _k long")
     if opts.per_query:
