@@ -80,7 +80,7 @@ _LAZY: dict[str, str] = {
     # query-level error analysis and the report
     "query_diff": "analysis.querydiff",
     "side_by_side": "analysis.side_by_side",
-    "report": "report",
+    "report": "reporting",
     # explain the data before any number (issue #22)
     "check": "analysis.check",
     "Findings": "analysis.findings",

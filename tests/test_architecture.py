@@ -25,7 +25,7 @@ LAYERS: list[list[str]] = [
     ["core"],
     ["fusion"],
     ["analysis", "figures", "evalset"],
-    ["report"],
+    ["reporting"],
     ["cli", "demo", "scale", "__main__"],
 ]
 MAX_LINES = 500

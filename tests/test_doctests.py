@@ -31,7 +31,7 @@ MODULES = [
     "searcheval_frames.evalset.judges.stub",
     "searcheval_frames.evalset.judges.plot",
     "searcheval_frames.frames.display",
-    "searcheval_frames.report.baseline",
+    "searcheval_frames.reporting.baseline",
     "searcheval_frames.figures.style",
     "searcheval_frames.optional",
     "searcheval_frames.notebook",

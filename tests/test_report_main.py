@@ -24,8 +24,8 @@ from hypothesis import strategies as st
 import searcheval_frames as sef
 from searcheval_frames.analysis import stats as _st
 from searcheval_frames.errors import SearchEvalWarning
-from searcheval_frames.report.examples import explain
-from searcheval_frames.report.verdict import signed, verdict, verdict_kind
+from searcheval_frames.reporting.examples import explain
+from searcheval_frames.reporting.verdict import signed, verdict, verdict_kind
 
 EX = DATA / "example"
 RUNS = [str(EX / "runs" / "bm25.run"), str(EX / "runs" / "bm25-rerank.run")]
@@ -286,7 +286,7 @@ def test_several_runs_pick_the_best_after_run_and_prefix_verdicts():
 
 
 def test_sef_report_stays_callable_after_the_package_is_imported():
-    import searcheval_frames.report as pkg
+    import searcheval_frames.reporting as pkg
 
     assert callable(pkg) and callable(sef.report)
 
@@ -417,7 +417,7 @@ def test_progress_bar_counts_resampling_calls_and_is_optional(monkeypatch):
 
 @pytest.mark.parametrize("name", ["searcheval_frames.analysis.querydiff",
                                   "searcheval_frames.analysis.side_by_side",
-                                  "searcheval_frames.report.verdict"])
+                                  "searcheval_frames.reporting.verdict"])
 def test_docstring_examples(name):
     import doctest
     import importlib
