@@ -34,6 +34,7 @@ MODULES = [
     "searcheval_frames.reporting.baseline",
     "searcheval_frames.figures.style",
     "searcheval_frames.optional",
+    "searcheval_frames._deprecation",
     "searcheval_frames.notebook",
     "searcheval_frames.evalset.store",
     "searcheval_frames.evalset.widget",
