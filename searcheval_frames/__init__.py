@@ -80,7 +80,8 @@ _LAZY: dict[str, str] = {
     # query-level error analysis and the report
     "query_diff": "analysis.querydiff",
     "side_by_side": "analysis.side_by_side",
-    "report": "report",
+    "report": "reporting",
+    "Report": "reporting",  # what sef.report() returns (analysis.tables.Report is Table, deprecated)
     # explain the data before any number (issue #22)
     "check": "analysis.check",
     "Findings": "analysis.findings",

@@ -1,18 +1,24 @@
 """Every :func:/:class:/:mod:/:meth: (and :attr:/:data:/:exc:) reference resolves.
 
 Walks the docstrings of every module of the package and of every function, class,
-method and property it defines, plus docs/*.md, and resolves each reference the way
-Sphinx would look it up: the current class, the current module, its parent packages,
-then an absolute dotted path (``polars.DataFrame``). A reference to a name that moved
-(``searcheval_frames.evaluate.*`` after the split into ``core/``) fails here.
+method and property it defines, plus the prose (README.md, docs/*.md and the notebooks'
+Markdown cells), and resolves each reference the way Sphinx would look it up: the
+current class, the current module, its parent packages, then an absolute dotted path
+(``polars.DataFrame``). A reference to a name that moved
+(``searcheval_frames.evaluate.*`` after the split into ``core/``) fails here. So does a
+dotted name in code quotes, in the prose or in the package's source
+(`sef.stats.paired_test`, `searcheval_frames.report.build`): the Markdown docs write
+names that way rather than with roles.
 """
 
 from __future__ import annotations
 
 import importlib
 import inspect
+import json
 import pkgutil
 import re
+import warnings
 from pathlib import Path
 from types import ModuleType
 from typing import Any
@@ -23,6 +29,8 @@ import searcheval_frames
 
 REPO = Path(__file__).resolve().parents[1]
 ROLE = re.compile(r":(func|class|mod|meth|attr|data|exc):`([^`]+)`")
+#: `sef.compare`, ``searcheval_frames.core.evaluate.evaluate`` (a call's "(" ends it)
+DOTTED = re.compile(r"`(?:sef|searcheval_frames)((?:\.[A-Za-z_]\w*)+)")
 BROKEN_ELSEWHERE: dict[tuple[str, str], str] = {
     # (module, reference) pairs known broken; empty since the merge that fixed the nine
     # left by the other branches (issue 19). The test below fails when one resolves.
@@ -147,12 +155,38 @@ def test_known_broken_references_are_still_broken():
         assert not resolves(ref, module), f"{module} {ref} resolves now; drop it ({why})"
 
 
+def _prose() -> list[tuple[str, str]]:
+    """(file, text): README.md, docs/*.md and each Markdown cell of notebooks/*.ipynb (their
+    code cells run in tests/test_notebooks.py)."""
+    out = [(p.name, p.read_text(encoding="utf-8"))
+           for p in [REPO / "README.md", *sorted((REPO / "docs").glob("*.md"))]]
+    for nb in sorted((REPO / "notebooks").glob("*.ipynb")):
+        cells = json.loads(nb.read_text(encoding="utf-8"))["cells"]
+        out += [(nb.name, "".join(c["source"])) for c in cells if c["cell_type"] == "markdown"]
+    return out
+
+
+def _dotted_resolves(rest: str) -> bool:
+    with warnings.catch_warnings():  # a deprecated name (named in docs/changelog.md) resolves
+        warnings.simplefilter("ignore", DeprecationWarning)
+        return _lookup("searcheval_frames" + rest)
+
+
 def test_every_docs_reference_resolves():
-    broken = []
-    for path in sorted((REPO / "docs").glob("*.md")):
-        for _, ref in ROLE.findall(path.read_text(encoding="utf-8")):
-            if not resolves(ref, "searcheval_frames"):
-                broken.append((path.name, ref))
+    prose = _prose()
+    assert {"README.md", "architecture.md"} <= {f for f, _ in prose}
+    assert any(f.endswith(".ipynb") for f, _ in prose)
+    broken = [(f, ref) for f, text in prose for _, ref in ROLE.findall(text)
+              if not resolves(ref, "searcheval_frames")]
+    assert broken == []
+
+
+def test_every_dotted_name_in_the_docs_and_the_source_resolves():
+    texts = _prose() + [(name, inspect.getsource(importlib.import_module(name)))
+                        for name in _modules()]
+    found = [(f, rest) for f, text in texts for rest in DOTTED.findall(text)]
+    assert len(found) > 200
+    broken = [(f, "sef" + rest) for f, rest in found if not _dotted_resolves(rest)]
     assert broken == []
 
 
@@ -162,6 +196,11 @@ def test_the_resolver_refuses_what_does_not_exist():
     assert resolves("num_rel", "searcheval_frames.measures.base", "Context")
     assert resolves("polars.DataFrame", "searcheval_frames")
     assert not resolves("searcheval_frames.evaluate.evaluate_frames", "searcheval_frames.io")
+    assert DOTTED.findall("see `sef.stats.paired_test(x, y)` and ``sef.report``") == [
+        ".stats.paired_test", ".report"]
+    assert not _dotted_resolves(".stats.paired_test")  # the module is analysis.stats
+    assert not _dotted_resolves(".reporting.report.build")  # report is a function there
+    assert _dotted_resolves(".reporting.build.ReportData") and _dotted_resolves(".Report")
     assert not resolves("NoSuchThing", "searcheval_frames.measures.base")
     assert not resolves("num_rel", "searcheval_frames.measures.base", "Measure")
     assert resolves("ValueError", "searcheval_frames.errors")

@@ -6,7 +6,7 @@ import numpy as np
 import polars as pl
 
 import searcheval_frames as sef
-from searcheval_frames.report.checks import TIE_THRESHOLD
+from searcheval_frames.reporting.checks import TIE_THRESHOLD
 
 
 def _inputs(tied: bool):

@@ -12,6 +12,8 @@ import hashlib
 import json
 import re
 import struct
+import subprocess
+import sys
 import warnings
 from pathlib import Path
 
@@ -24,8 +26,8 @@ from hypothesis import strategies as st
 import searcheval_frames as sef
 from searcheval_frames.analysis import stats as _st
 from searcheval_frames.errors import SearchEvalWarning
-from searcheval_frames.report.examples import explain
-from searcheval_frames.report.verdict import signed, verdict, verdict_kind
+from searcheval_frames.reporting.examples import explain
+from searcheval_frames.reporting.verdict import signed, verdict, verdict_kind
 
 EX = DATA / "example"
 RUNS = [str(EX / "runs" / "bm25.run"), str(EX / "runs" / "bm25-rerank.run")]
@@ -285,10 +287,38 @@ def test_several_runs_pick_the_best_after_run_and_prefix_verdicts():
     assert all(" vs bm25 — " in v for v in rep.verdicts)
 
 
-def test_sef_report_stays_callable_after_the_package_is_imported():
-    import searcheval_frames.report as pkg
+def test_sef_report_is_the_function_whatever_was_imported_first():
+    # the package used to be searcheval_frames/report/: importing it rebound sef.report to
+    # a module, made callable by a class swap. A fresh process imports the package's
+    # modules first (as the CLI does), then asks for sef.report and sef.Report.
+    code = ("import inspect, pkgutil\n"
+            "import searcheval_frames.reporting.build, searcheval_frames.cli.report\n"
+            "import searcheval_frames as sef\n"
+            "assert inspect.isfunction(sef.report), sef.report\n"
+            "assert sef.report.__module__ == 'searcheval_frames.reporting'\n"
+            "assert 'report' not in {m.name for m in pkgutil.iter_modules(sef.__path__)}\n"
+            "from searcheval_frames.reporting.document import Report\n"
+            "assert sef.Report is Report\n")
+    proc = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=False)
+    assert proc.returncode == 0, proc.stderr
 
-    assert callable(pkg) and callable(sef.report)
+
+def test_sef_report_returns_a_sef_Report(rep):
+    assert isinstance(rep, sef.Report) and "Report" in dir(sef)
+
+
+def test_the_old_tables_report_name_warns_and_is_table():
+    from searcheval_frames.analysis import tables
+
+    with pytest.warns(DeprecationWarning, match=r"tables\.Report .* removed in 0\.3; use "
+                      r"searcheval_frames\.analysis\.tables\.Table .*sef\.Report is the report"):
+        from searcheval_frames.analysis.tables import Report
+    assert Report is tables.Table and Report is not sef.Report
+    with warnings.catch_warnings():
+        warnings.simplefilter("error")
+        assert "Report" not in tables.__all__ and tables.Table is Report  # no warning
+        with pytest.raises(AttributeError, match="has no attribute 'Reports'"):
+            tables.Reports  # noqa: B018
 
 
 # --------------------------------------------------------------------------- query_diff
@@ -417,7 +447,7 @@ def test_progress_bar_counts_resampling_calls_and_is_optional(monkeypatch):
 
 @pytest.mark.parametrize("name", ["searcheval_frames.analysis.querydiff",
                                   "searcheval_frames.analysis.side_by_side",
-                                  "searcheval_frames.report.verdict"])
+                                  "searcheval_frames.reporting.verdict"])
 def test_docstring_examples(name):
     import doctest
     import importlib

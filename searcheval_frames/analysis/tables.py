@@ -43,12 +43,13 @@ from typing import Any
 
 import polars as pl
 
+from .._deprecation import deprecated_aliases
 from ..errors import SearchEvalError
 from ..frames import Kind, to_native
 from . import markup
 from .markup import Cell, Model, flat_headers, plain
 
-__all__ = ["LAYOUTS", "Report", "Table"]
+__all__ = ["LAYOUTS", "Table"]
 
 LAYOUTS = ("wide", "before_after", "long")
 WIDE_COLUMNS = ("mean", "delta", "ci", "p_value", "p_adjusted", "wtl", "effect_size", "n_queries")
@@ -493,5 +494,6 @@ class Table:
         )
 
 
-#: Deprecated name of :class:`Table` (``sef.report()`` will be the main job's report).
-Report = Table
+#: ``Report``: the old name of :class:`Table`; it warns until 0.3 removes it (issue 19).
+__getattr__ = deprecated_aliases(__name__, globals(), {"Report": (
+    "Table", "0.3", "sef.Report is the report document that sef.report() returns, not this table")})

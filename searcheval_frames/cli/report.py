@@ -114,7 +114,7 @@ def _columns(text: str) -> dict[str, str]:
 
 
 def _headline(rep: Any) -> str:
-    from ..report.baseline import names_note, table
+    from ..reporting.baseline import names_note, table
 
     shown = table(rep.data, "before_after",
                   ["before", "after", "delta", "ci", "p_adjusted", "wtl"])  # display names
@@ -128,8 +128,8 @@ def _headline(rep: Any) -> str:
 def run_report(args: argparse.Namespace, argv: Sequence[str]) -> int:
     """Make and save the report the parsed command line asks for; returns the exit code."""
     from ..io import read_qrels
-    from ..report import report
-    from ..report.provenance import file_record
+    from ..reporting import report
+    from ..reporting.provenance import file_record
     from .trec_eval import expand_measures
 
     measures = None

@@ -25,7 +25,7 @@ class Report:
     Attributes
     ----------
     data
-        Everything computed (:class:`~searcheval_frames.report.build.ReportData`).
+        Everything computed (:class:`~searcheval_frames.reporting.build.ReportData`).
     comparison
         The :class:`~searcheval_frames.Comparison` behind the tables and verdicts.
     verdicts

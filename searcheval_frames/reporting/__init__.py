@@ -3,12 +3,16 @@
 :func:`report` computes (``build``), phrases (``verdict``), and renders (``html``,
 ``markdown``) a before/after report with provenance (``provenance``); the returned
 :class:`Report` shows in JupyterLab and saves as a folder (``document``).
+
+The package is named ``reporting`` so that ``searcheval_frames.report`` is only ever the
+function (a package of that name was bound over it on import). ``sef.Report`` is the
+:class:`Report` class that ``sef.report()`` returns; the comparison table once called
+``Report`` is :class:`~searcheval_frames.analysis.tables.Table` (the old name warns until
+0.3 removes it).
 """
 
 from __future__ import annotations
 
-import sys
-import types
 from collections.abc import Mapping, Sequence
 from typing import Any
 
@@ -156,14 +160,3 @@ def report(
     add_judge_sections(data, runs, qrels, judge_agreement, relevance_level, figures)
     return Report(data, input_kind(runs))
 
-
-class _CallableModule(types.ModuleType):
-    """``searcheval_frames.report`` is both this package and the function: once the
-    package is imported, Python binds the name ``report`` on ``searcheval_frames`` to
-    the package, so calling it must still make a report."""
-
-    def __call__(self, *args: Any, **kwargs: Any) -> Report:
-        return report(*args, **kwargs)
-
-
-sys.modules[__name__].__class__ = _CallableModule

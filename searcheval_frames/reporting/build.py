@@ -89,8 +89,8 @@ class ReportData:
     min_judged: float = 0.9
     digits: int = 3
     power: str = ""  # how large a change the queries can detect (sef.power)
-    slices: Any = None  # report.slices.SliceSection when by= is given
-    sections: list[Any] = field(default_factory=list)  # extra sections (report/judges.py)
+    slices: Any = None  # reporting.slices.SliceSection when by= is given
+    sections: list[Any] = field(default_factory=list)  # extra sections (reporting/judges.py)
     relevance_level: int = 1  # minimum label counted relevant by the binary measures
     labels: list[int] = field(default_factory=list)  # the distinct labels of the qrels
     check: list[str] = field(default_factory=list)  # sef.check's banner (issue #22)
@@ -328,7 +328,7 @@ def build(runs: Any, qrels: Any, **options: Any) -> ReportData:
         times["figures"] = time.perf_counter() - t
 
     slices = None
-    if o.get("by") is not None:  # the "By slice" section (report/slices.py)
+    if o.get("by") is not None:  # the "By slice" section (reporting/slices.py)
         from .slices import slice_section
 
         slices = slice_section(cmp.per_query, queries=o["queries"], by=o["by"], baseline=base,
