@@ -245,9 +245,14 @@ def check_format(fmt: str | None, func: str) -> None:
                      example="format='trec', or None to detect it from the file")
 
 
+def check_backend(backend: Any, func: str) -> None:
+    """``backend=`` of the reader ``func``, checked before the file is read."""
+    check_choice(func, "backend", backend, ("polars", "pandas"), example="backend='pandas'")
+
+
 def as_backend(df: pl.DataFrame, backend: str, func: str) -> Any:
     """``df`` as the ``backend`` the caller of ``func`` asked for."""
-    check_choice(func, "backend", backend, ("polars", "pandas"), example="backend='pandas'")
+    check_backend(backend, func)
     return df.to_pandas() if backend == "pandas" else df
 
 

@@ -17,6 +17,7 @@ from ._common import (
     Format,
     PathLike,
     as_backend,
+    check_backend,
     check_format,
     detect_format,
     file_stem,
@@ -84,6 +85,7 @@ def read_run(
     >>> read_run(p).row(0)
     ('bm25', '1', 'd1', 2.5, 1)
     """
+    check_backend(backend, "read_run")
     out, blocks = read_runs(path, format, name, name_from, columns, rank)
     # recorded as checked, so that evaluate(read_run(path), ...) does not check it again
     return as_backend(frames.mark_checked(out, blocks), backend, "read_run")
@@ -226,6 +228,7 @@ def read_qrels(
     [('1', 'd1', 2), ('1', 'd2', 0)]
     """
     check_format(format, "read_qrels")
+    check_backend(backend, "read_qrels")
     if isinstance(path, str) and path.startswith("irds:"):
         return as_backend(irds_qrels(path[5:]), backend, "read_qrels")
     parts = []

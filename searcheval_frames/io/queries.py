@@ -17,6 +17,7 @@ from ._common import (
     PathLike,
     as_backend,
     as_str,
+    check_backend,
     check_format,
     detect_format,
     find_alias,
@@ -219,6 +220,7 @@ def read_queries(
     [('1', 'what is bm25'), ('2', 'ndcg formula')]
     """
     check_format(format, "read_queries")
+    check_backend(backend, "read_queries")
     if isinstance(path, str) and path.startswith("irds:"):
         return as_backend(_irds_queries(path[5:]), backend, "read_queries")
     p = Path(path)
