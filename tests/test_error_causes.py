@@ -75,6 +75,7 @@ def test_files_and_writers_name_their_cause(tmp_path):
     ("write_run", "iteration", lambda p: sef.write_run(RUN, p.with_suffix(".out"),
                                                        iteration="Q 0")),
     ("collapse", "doc_of", lambda p: sef.collapse(RUN, doc_of="")),
+    ("collapse", "doc_of", lambda p: sef.collapse(RUN, doc_of=3)),
     ("evaluate", "by", lambda p: sef.evaluate(RUN, QRELS, "P@1", queries=QRELS)),
 ])
 def test_option_errors_of_the_lower_layers_are_in_the_house_form(tmp_path, func, param, call):

@@ -43,8 +43,9 @@ DocOf = str | Callable[[str], str] | Mapping[str, str] | Any
 
 def _mapping(doc_of: Any) -> pl.DataFrame | None:
     """``chunk_id, _doc`` from a dict or a frame (None for a separator or function)."""
-    if isinstance(doc_of, str) or (callable(doc_of) and not hasattr(doc_of, "columns")):
-        return None
+    frame_like = hasattr(doc_of, "columns") or isinstance(doc_of, Mapping)
+    if isinstance(doc_of, str) or not frame_like:
+        return None  # a separator, a function, or no mapping at all (refused by the caller)
     if isinstance(doc_of, Mapping):
         return pl.DataFrame({"chunk_id": [str(k) for k in doc_of],
                              "_doc": [str(v) for v in doc_of.values()]})

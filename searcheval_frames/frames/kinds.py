@@ -81,6 +81,8 @@ def to_native(frame: pl.DataFrame, kind: Kind) -> Any:
 
 # --------------------------------------------------------------------------- input
 def to_polars(obj: Any, arg: str) -> pl.DataFrame:
+    """Any frame the package accepts (pandas, polars eager or lazy, pyarrow, narwhals-
+    supported) as an eager polars frame; ``arg`` names the argument in errors."""
     if isinstance(obj, pl.DataFrame):
         return obj
     if isinstance(obj, pl.LazyFrame):

@@ -47,6 +47,8 @@ QUERY_TEXT_ALIASES = ("query", "text", "title", "query_text", "question", "query
 
 
 def read_bytes(path: Path) -> bytes:
+    """The file's bytes, gunzipped when compressed; a missing file or a folder is a
+    :class:`FileAccessError` naming it."""
     try:
         data = path.read_bytes()
     except FileNotFoundError:
@@ -95,6 +97,7 @@ def encoding_hint(data: bytes) -> str:
 
 
 def check_file(path: Path) -> None:
+    """Refuse a missing file, a folder or an unreadable file before reading it."""
     if not path.exists():
         raise FileAccessError(
             f"{path}: no such file; check the path (relative paths start at {Path.cwd()})",
@@ -126,6 +129,7 @@ def access_error(exc: OSError, path: PathLike, doing: str) -> FileAccessError:
 
 
 def head_text(path: Path, n: int = 65536) -> str:
+    """The first ``n`` bytes of the file (gunzipped) as text, for format detection."""
     check_file(path)
     with open(path, "rb") as fh:
         raw = fh.read(n)
@@ -143,6 +147,7 @@ def head_text(path: Path, n: int = 65536) -> str:
 
 
 def file_stem(path: Path) -> str:
+    """The file name without its run/data extensions (``bm25.run.gz`` -> ``bm25``)."""
     name = path.name
     changed = True
     while changed:
@@ -155,6 +160,7 @@ def file_stem(path: Path) -> str:
 
 
 def file_ext(path: Path) -> str:
+    """The last extension in lower case, ignoring ``.gz``."""
     suffixes = [s.lower() for s in path.suffixes]
     if suffixes and suffixes[-1] == ".gz":
         suffixes = suffixes[:-1]
@@ -162,6 +168,7 @@ def file_ext(path: Path) -> str:
 
 
 def first_data_line(head: str) -> str | None:
+    """The first line that is neither blank nor a ``#`` comment."""
     for line in head.splitlines():
         s = line.strip()
         if s and not s.startswith("#"):
@@ -257,7 +264,9 @@ def as_backend(df: pl.DataFrame, backend: str, func: str) -> Any:
 
 
 def find_alias(df: pl.DataFrame, canon: str, aliases: Sequence[str],
-          columns: Mapping[str, str] | None, taken: set[str]) -> str | None:
+               columns: Mapping[str, str] | None, taken: set[str]) -> str | None:
+    """The column of ``df`` for ``canon``: ``columns[canon]`` if given, else the first of
+    ``aliases`` present and not ``taken`` (case-insensitive)."""
     if columns and canon in columns:
         if columns[canon] not in df.columns:
             raise MissingColumnError(
@@ -274,6 +283,7 @@ def find_alias(df: pl.DataFrame, canon: str, aliases: Sequence[str],
 
 
 def as_str(df: pl.DataFrame, col: str) -> pl.Expr:
+    """``col`` as text ids (integral floats without their ``.0``)."""
     dtype = df.schema[col]
     if dtype == pl.String:
         return pl.col(col)

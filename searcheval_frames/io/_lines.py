@@ -157,6 +157,7 @@ _HINT_FIX = {
 
 
 def is_number(col: str) -> pl.Expr:
+    """Whether each value of the text column ``col`` is a finite number."""
     return pl.col(col).str.strip_chars().cast(pl.Float64, strict=False).is_not_null() & (
         pl.col(col).str.strip_chars().cast(pl.Float64, strict=False).is_finite()
     )
