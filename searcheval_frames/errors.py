@@ -23,6 +23,7 @@ __all__ = [
     "InvalidRelevanceError",
     "InvalidScoreError",
     "LazyPlanError",
+    "MeasureDefinitionError",
     "MeasureParameterError",
     "MissingColumnError",
     "PaddedIdError",
@@ -173,3 +174,7 @@ class UnwritableValueError(SearchEvalError):
 
 class DatasetError(SearchEvalError):
     """An ``irds:`` dataset that cannot be read: no ir_datasets, an unknown id, no qrels."""
+
+
+class MeasureDefinitionError(UnknownMeasureError, InvalidOptionError):
+    """A custom measure declared wrongly (``sef.measure(...)``: its name, cutoff, params)."""

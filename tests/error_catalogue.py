@@ -179,7 +179,7 @@ CASES: list[Case] = [
          "Slices, custom measures and chunks"),
     Case("A custom measure named like a built-in",
          "sef.measure('P', cutoff=True)",
-         E.UnknownMeasureError,
+         E.MeasureDefinitionError,
          "Give your measure its own name, e.g. `@sef.measure('MyP', cutoff=True)`.",
          "Slices, custom measures and chunks"),
     Case("Chunk ids and document ids mixed in one qrels",
@@ -329,7 +329,7 @@ def render() -> str:
                     E.FileFormatError, E.PaddedIdError, E.AmbiguousColumnError,
                     E.LazyPlanError, E.FileAccessError, E.UnknownOptionError,
                     E.MeasureParameterError, E.InvalidIdError, E.UnsupportedInputError,
-                    E.UnwritableValueError, E.DatasetError):
+                    E.UnwritableValueError, E.DatasetError, E.MeasureDefinitionError):
             doc = (cls.__doc__ or "").strip().splitlines()[0]
             out.append(f"| `{cls.__name__}` | {doc} |")
         section = None

@@ -85,3 +85,17 @@ def test_option_errors_of_the_lower_layers_are_in_the_house_form(tmp_path, func,
         call(path)
     found = HOUSE.match(str(info.value))
     assert found and (found["func"], found["param"]) == (func, param), str(info.value)
+
+
+@pytest.mark.parametrize(("kwargs", "param"), [
+    ({"name": "P", "cutoff": True}, "name"), ({"name": "my_gain"}, "name"),
+    ({"name": "MyGain", "cutoff": "yes"}, "cutoff"),
+    ({"name": "MyGain", "params": {"rel": int}}, "params"),
+])
+def test_a_custom_measure_declared_wrongly_is_an_option_and_measure_error(kwargs, param):
+    with pytest.raises(E.MeasureDefinitionError) as info:
+        sef.measure(**kwargs)
+    assert isinstance(info.value, E.UnknownMeasureError)  # as before
+    assert isinstance(info.value, E.InvalidOptionError)  # what it is
+    found = HOUSE.match(str(info.value))
+    assert found and (found["func"], found["param"]) == ("measure", param), str(info.value)

@@ -33,7 +33,8 @@ from typing import Any, Literal, TypeVar
 
 import polars as pl
 
-from ..errors import UnknownMeasureError
+from ..errors import MeasureDefinitionError, UnknownMeasureError
+from ..options import option_error
 from ._params import REL
 from .base import REGISTRY, Context, Family, Measure, family_of, register, unregister
 
@@ -217,26 +218,26 @@ def measure(
     >>> sef.unregister_measure("MyHits")
     """
     if not isinstance(name, str) or not _NAME.match(name):
-        raise UnknownMeasureError(
-            f"measure({name!r}): a custom measure's name is a letter followed by letters, "
-            "digits or '-', e.g. 'MyGain' (no '_', '@' or brackets: they are name syntax)")
+        raise _refuse("name", name, "a custom measure's name is a letter followed by "
+                      "letters, digits or '-' (no '_', '@' or brackets: they are name syntax)",
+                      "name='MyGain'")
     taken = family_of(name)
     if taken and not REGISTRY[taken].custom:
-        raise UnknownMeasureError(
-            f"measure({name!r}): {name!r} is already the built-in measure {taken!r}; "
-            "choose another name, e.g. 'My" + name + "'")
+        raise _refuse("name", name, f"is already the built-in measure {taken!r}; choose "
+                      "another name", f"name='My{name}'")
     if cutoff not in (True, False, "optional"):
-        raise UnknownMeasureError(
-            f"measure({name!r}, cutoff={cutoff!r}): use True (@k required), "
-            "'optional' or False")
+        raise _refuse("cutoff", cutoff, "must be True (@k required), 'optional' or False",
+                      "cutoff=True")
     params = dict(params or {})
     if "rel" in params:
-        raise UnknownMeasureError(f"measure({name!r}): 'rel' is always a parameter "
-                                  "(the relevance level); leave it out of params=")
+        raise _refuse("params", params, "must leave out 'rel': it is always a parameter "
+                      "(the relevance level)", "params={'p': float}")
 
     def decorate(fn: F) -> F:
         if not callable(fn):
-            raise UnknownMeasureError(f"measure({name!r}) decorates a function, got {fn!r}")
+            raise MeasureDefinitionError(
+                f"measure({name!r}) decorates a function, got {fn!r}. Example: "
+                f"@sef.measure({name!r}) above a def")
         if taken:
             unregister_measure(name)
         _install(CustomDefinition(name, fn, cutoff, tuple(sorted(params.items())), python,
@@ -244,6 +245,11 @@ def measure(
         return fn
 
     return decorate
+
+
+def _refuse(param: str, value: Any, rule: str, example: str) -> MeasureDefinitionError:
+    """A bad argument of :func:`measure`, in the house form of option errors."""
+    return MeasureDefinitionError(str(option_error("measure", param, value, rule, example)))
 
 
 def unregister_measure(name: str) -> None:
