@@ -35,7 +35,7 @@ from . import pairs as _pairs
 from .inference import MIN_QUERIES
 from .leaderboard_result import TESTS, Leaderboard
 
-__all__ = ["TESTS", "Leaderboard", "leaderboard"]
+__all__ = ["TESTS", "Leaderboard", "leaderboard", "untestable"]
 
 
 def _matrix(per_query: Any, runs: Any, qrels: Any, measure: str, missing: str,
@@ -56,6 +56,16 @@ def _matrix(per_query: Any, runs: Any, qrels: Any, measure: str, missing: str,
     return wide.select(names).to_numpy().astype(np.float64), names, kind
 
 
+def untestable(X: np.ndarray) -> str | None:
+    """Why the runs of ``X`` (queries x runs) cannot be tested, or None: too few
+    queries, or no residual spread."""
+    if X.shape[0] < MIN_QUERIES:
+        return "too few queries"
+    if _ls.anova_two_way(X)["SS_E"] <= 1e-12 * max(1.0, float(np.abs(X).max())):
+        return "no spread"
+    return None
+
+
 def leaderboard(
     per_query: Any = None,
     qrels: Any = None,
@@ -70,6 +80,11 @@ def leaderboard(
     missing: str = "zero",
     columns: Mapping[str, str] | None = None,
     progress: bool = True,
+    queries: Any = None,
+    by: Any = None,
+    min_queries: int = 20,
+    family: str = "all",
+    power: float = 0.8,
     **evaluate_options: Any,
 ) -> Leaderboard:
     """Rank runs on one measure with all pairs tested as one family.
@@ -95,11 +110,24 @@ def leaderboard(
         As for :func:`~searcheval_frames.compare`.
     progress
         Show a tqdm bar when the randomisation takes over ~2 s.
+    queries, by
+        Slices: one leaderboard per slice of the queries (``by``: a column of the query
+        metadata frame ``queries``, or a polars expression over it, as for
+        :func:`~searcheval_frames.evaluate`); see
+        :mod:`~searcheval_frames.analysis.leaderboard_slices`.
+    min_queries, power
+        With ``by``: slices with fewer queries are flagged ``small`` and named in a
+        warning with their minimum detectable Δ at ``power``.
+    family
+        With ``by``: ``"all"`` (default) controls the family-wise error over every
+        pair of every slice (each slice tested at ``alpha / S``, ``S`` testable
+        slices: p-values ``min(1, S·p)``); ``"slice"``: each slice is its own family.
 
     Returns
     -------
     Leaderboard
-        ``.frame``, ``.pairs``, ``.anova``; renders as HTML in notebooks.
+        ``.frame``, ``.pairs``, ``.anova``; renders as HTML in notebooks. With ``by``,
+        a :class:`~searcheval_frames.analysis.leaderboard_slices.SlicedLeaderboard`.
 
     Notes
     -----
@@ -131,14 +159,14 @@ def leaderboard(
         raise InvalidOptionError(f"leaderboard(measure={measure!r}): must be one measure "
                                  f"name; got {measure!r}. Example: measure='nDCG@10'")
     check_optional_int("leaderboard", "seed", seed, minimum=0, example="seed=0")
+    if by is not None or queries is not None:  # one leaderboard per slice of the queries
+        from .leaderboard_slices import by_slice
+
+        return by_slice(dict(locals()))  # type: ignore[return-value]
     X, names, kind = _matrix(per_query, runs, qrels, measure, missing, columns,
                              dict(evaluate_options))
     rng = np.random.default_rng(seed)
-    reason = None
-    if X.shape[0] < MIN_QUERIES:
-        reason = "too few queries"
-    elif _ls.anova_two_way(X)["SS_E"] <= 1e-12 * max(1.0, float(np.abs(X).max())):
-        reason = "no spread"
+    reason = untestable(X)
     if reason is not None:
         warnings.warn(f"leaderboard: the runs cannot be tested on {measure} ({reason}, "
                       f"{X.shape[0]} queries); p-values and intervals are NaN. A leaderboard "

@@ -69,7 +69,7 @@ class Leaderboard:
         if self.test == "randomized_tukey_hsd":
             test += f" ({self.n_resamples:,} shuffles)"
         return (f"{test} over all {self._pairs.height} pairs, alpha = {self.alpha:g}; "
-                f"{self.ci:.0%} simultaneous intervals of Δ; rank intervals from "
+                f"{self.ci * 100:.4g}% simultaneous intervals of Δ; rank intervals from "
                 f"{self.n_resamples:,} query bootstrap samples; {self.n_queries} queries")
 
     def headline(self, baseline: str | None = None) -> str:
