@@ -54,7 +54,8 @@ def headline(lb: Any, baseline: str | None = None) -> str:
         parts.append("; ".join(w + " tied" for w in words))
     elif baseline is None:
         parts.append(f"all {lb._frame.height} runs on {lb.measure} differ from each other")
-    return "; ".join(parts)[:1].upper() + "; ".join(parts)[1:] + "."
+    text = "; ".join(parts)  # a sentence may start with a run name: keep its case
+    return (text[:1].upper() + text[1:] if text.startswith("all ") else text) + "."
 
 
 def rows(lb: Any, digits: int = 3) -> list[list[str]]:
