@@ -141,7 +141,7 @@ def leaderboard_plot(lb: Any, ax: Axes | None = None, *, title: str | None = Non
 
     ax.xaxis.set_major_locator(MaxNLocator(nbins=4))  # room for the tick labels
     if sliced:
-        _headings(ax, lb, data, float(lo) - 0.05 * span)  # type: ignore[arg-type]
+        _headings(ax, lb, data)
         one = next(iter(lb.per_slice.values()))
         default = (f"{lb.measure} by {', '.join(lb.slices)}: "
                    f"{one.describe_method().split(' over ')[0]}")
@@ -151,7 +151,7 @@ def leaderboard_plot(lb: Any, ax: Axes | None = None, *, title: str | None = Non
     return ax
 
 
-def _headings(ax: Any, lb: Any, data: pl.DataFrame, x: float) -> None:
+def _headings(ax: Any, lb: Any, data: pl.DataFrame) -> None:
     """The slice's name and size above its block of runs (⚠ when it is small)."""
     from ..analysis.leaderboard_slices import slice_label
 
@@ -161,6 +161,7 @@ def _headings(ax: Any, lb: Any, data: pl.DataFrame, x: float) -> None:
             block = block.filter(pl.col(c).eq_missing(v))
         top = int(block["y"].max())  # type: ignore[arg-type]
         n, small = block["n_queries"][0], bool(block["small"][0])
-        ax.text(x, top + 0.75, f"{slice_label(lb.slices, key)} ({n} queries)"
+        ax.text(0.01, top + 0.75, f"{slice_label(lb.slices, key)} ({n} queries)"
                 + ("  ⚠ small" if small else ""), fontsize=NOTE_SIZE, fontweight="bold",
-                va="center", ha="left", color="#333333")
+                va="center", ha="left", color="#333333",
+                transform=ax.get_yaxis_transform())  # x: axes fraction, y: data
