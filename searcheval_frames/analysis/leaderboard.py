@@ -27,43 +27,13 @@ from typing import Any
 
 import numpy as np
 
-from ..errors import InvalidOptionError, SearchEvalError
-from ..frames import Kind
+from ..errors import InvalidOptionError
 from ..options import check_choice, check_float, check_int, check_optional_int
-from . import leaderboard_stats as _ls
-from . import pairs as _pairs
 from .inference import MIN_QUERIES
+from .leaderboard_build import build, score_matrix, untestable
 from .leaderboard_result import TESTS, Leaderboard
 
 __all__ = ["TESTS", "Leaderboard", "leaderboard", "untestable"]
-
-
-def _matrix(per_query: Any, runs: Any, qrels: Any, measure: str, missing: str,
-            columns: Mapping[str, str] | None, ev: dict[str, Any]) -> tuple[np.ndarray,
-                                                                               list[str], Kind]:
-    pq, measures, kind = _pairs.load(per_query, runs=runs, qrels=qrels, measures=[measure],
-                                     columns=columns, missing=missing, evaluate_options=ev)
-    if len(measures) != 1:
-        raise SearchEvalError(f"leaderboard(measure={measure!r}): pick one measure; the "
-                              f"frame has {measures}")
-    names = pq.get_column("run").unique(maintain_order=True).to_list()
-    if len(names) < 2:
-        raise SearchEvalError(f"leaderboard: needs per-query scores of at least two runs; "
-                              f"the frame has {names}. Evaluate several runs together "
-                              "(a 'run' column naming each system).")
-    paired = _pairs.pair_queries(pq, names, missing)
-    wide = paired.pivot(on="run", index="query_id", values="value").sort("query_id")
-    return wide.select(names).to_numpy().astype(np.float64), names, kind
-
-
-def untestable(X: np.ndarray) -> str | None:
-    """Why the runs of ``X`` (queries x runs) cannot be tested, or None: too few
-    queries, or no residual spread."""
-    if X.shape[0] < MIN_QUERIES:
-        return "too few queries"
-    if _ls.anova_two_way(X)["SS_E"] <= 1e-12 * max(1.0, float(np.abs(X).max())):
-        return "no spread"
-    return None
 
 
 def leaderboard(
@@ -146,8 +116,6 @@ def leaderboard(
     >>> lb.to_polars().select("run", pl.col("mean").round(3), "rank", "group").rows()
     [('c', 0.7, 1, 'a'), ('b', 0.667, 2, 'a'), ('a', 0.333, 3, 'b')]
     """
-    from .leaderboard_build import build
-
     test = check_choice("leaderboard", "test", test, TESTS, example="test='tukey_hsd'")
     check_float("leaderboard", "alpha", alpha, minimum=0, maximum=1, open_min=True,
                 open_max=True, what="the significance level", example="alpha=0.05")
@@ -163,8 +131,8 @@ def leaderboard(
         from .leaderboard_slices import by_slice
 
         return by_slice(dict(locals()))  # type: ignore[return-value]
-    X, names, kind = _matrix(per_query, runs, qrels, measure, missing, columns,
-                             dict(evaluate_options))
+    X, names, kind = score_matrix(per_query, runs, qrels, measure, missing, columns,
+                                  dict(evaluate_options))
     rng = np.random.default_rng(seed)
     reason = untestable(X)
     if reason is not None:

@@ -51,8 +51,7 @@ from ..errors import SearchEvalError, SearchEvalWarning
 from ..frames import Kind, to_native
 from ..options import check_choice, check_float, check_int
 from . import pairs as _pairs
-from .leaderboard import _matrix, untestable
-from .leaderboard_build import build
+from .leaderboard_build import build, score_matrix, untestable
 from .leaderboard_result import Leaderboard
 from .noncentral import detectable
 
@@ -189,7 +188,7 @@ def by_slice(args: dict[str, Any]) -> SlicedLeaderboard:
     for key in values:
         sub = sliced.filter(*(pl.col(c).eq_missing(pl.lit(v, dtype=sliced.schema[c]))
                               for c, v in zip(names, key, strict=True))).drop(names)
-        X, runs, _ = _matrix(sub, None, None, measure, args["missing"], None, {})
+        X, runs, _ = score_matrix(sub, None, None, measure, args["missing"], None, {})
         mats.append((key, X, runs, untestable(X)))
     s = max(1, sum(r is None for *_, r in mats)) if family == "all" else 1
     per_slice, frames, pairs = {}, [], []
