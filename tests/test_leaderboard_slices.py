@@ -208,3 +208,28 @@ def test_trec_dl19_by_query_length():
         "n_queries"].sum() == 43
     assert check_slices(got, pq, q.select("query_id", long), alpha=0.05, ci=0.95, seed=0,
                         n_resamples=1000, progress=False) == 2
+
+
+def test_several_columns_and_the_null_slice():
+    pq, q = per_query(), queries()
+    meta = q.head(30).with_columns((WORDS > 4).alias("long"),
+                                   (pl.col("query_id") < "q20").alias("early"))
+    with pytest.warns(SearchEvalWarning) as rec:
+        got = sef.leaderboard(pq, measure="nDCG@10", queries=meta, by=["long", "early"],
+                              test="tukey_hsd", seed=1)
+    said = [str(w.message) for w in rec]
+    assert any("8 evaluated queries have no row in queries=" in m for m in said)
+    assert any("long=None, early=None (8 queries)" in m for m in said)
+    assert got.slices == ["long", "early"] and got.n_tested == 5
+    rest = set(pq["query_id"]) - set(meta["query_id"])
+    for key, lb in got.per_slice.items():
+        if key == (None, None):  # queries without metadata: a slice of their own, last
+            ids = rest
+        else:
+            ids = set(meta.filter(pl.col("long") == key[0], pl.col("early") == key[1])
+                      ["query_id"])
+        want = quiet(sef.leaderboard, pq.filter(pl.col("query_id").is_in(list(ids))),
+                     measure="nDCG@10", test="tukey_hsd", alpha=0.01, ci=0.99, seed=1)
+        assert lb.n_queries == len(ids)
+        assert lb.to_polars().select(FRAME_COLS).equals(want.to_polars().select(FRAME_COLS))
+    assert list(got.per_slice)[-1] == (None, None)
