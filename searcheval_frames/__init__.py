@@ -39,6 +39,7 @@ _LAZY: dict[str, str] = {
     "Comparison": "analysis.compare",
     "leaderboard": "analysis.leaderboard",
     "Leaderboard": "analysis.leaderboard",
+    "SlicedLeaderboard": "analysis.leaderboard_slices",
     "leaderboard_plot": "figures.leaderboard",
     "leaderboard_plot_data": "figures.leaderboard",
     # files
