@@ -275,7 +275,7 @@ def precision_recall_at_k(
 
 
 # --------------------------------------------------------------------------- PR curve
-def _levels(levels: Any, func: str = "pr_curve_data") -> list[float] | None:
+def recall_levels(levels: Any, func: str = "pr_curve_data") -> list[float] | None:
     """Explicit recall levels, or None for 'all' (every query's own levels).
 
     The one check of ``levels`` (for :func:`pr_curve_data` and the figure that draws it):
@@ -360,7 +360,7 @@ def pr_curve_data(
     [('run', 0.0, 1.0), ('run', 0.5, 1.0), ('run', 1.0, 0.6666666666666666)]
     """
     kind = input_kind(run)
-    explicit = _levels(levels)
+    explicit = recall_levels(levels)
     table, relevant, _, run_df = _prepare(
         run,
         qrels,

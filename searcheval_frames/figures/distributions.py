@@ -13,27 +13,26 @@ import polars as pl
 
 from ..errors import EmptyInputError, SearchEvalError, SearchEvalWarning
 from ..frames.display import shorten
-from .checks import check_bool, check_bool_or_none, check_choice, check_int
-from .style import (
+from ._shared import (
     LABEL_SIZE,
     LOSS,
     NOTE_SIZE,
     TICK_SIZE,
     TIE,
     WIN,
-    _axes,
-    _colors,
-    _fig,
-    _fmt_signed,
-    _is_comparison,
-    _need,
-    _select_runs,
-    _style,
-    _title,
-    _to_pl,
-    display_names,
-    fit_title,
+    as_frame,
+    figure_of,
+    fmt_signed,
+    get_axes,
+    house_style,
+    is_comparison,
+    need_columns,
+    run_colors,
+    select_runs,
+    set_title,
 )
+from .checks import check_bool, check_bool_or_none, check_choice, check_int
+from .style import display_names, fit_title
 
 if TYPE_CHECKING:  # pragma: no cover
     from matplotlib.axes import Axes
@@ -45,13 +44,13 @@ _PQ = ("run", "query_id", "measure", "value")
 
 
 def _per_query(obj: Any, columns: Mapping[str, str] | None, arg: str) -> pl.DataFrame:
-    if _is_comparison(obj) and hasattr(obj, "per_query"):
-        df = _to_pl(obj.per_query, arg)
+    if is_comparison(obj) and hasattr(obj, "per_query"):
+        df = as_frame(obj.per_query, arg)
     else:
-        df = _to_pl(obj, arg)
+        df = as_frame(obj, arg)
     if columns:
         df = df.rename({v: k for k, v in columns.items() if v in df.columns and k in _PQ})
-    _need(df, list(_PQ), arg,
+    need_columns(df, list(_PQ), arg,
           "Pass evaluate(..., per_query=True) (run, query_id, measure, value), or map your "
           "columns with columns={'value': 'your_column'}.")
     df = df.select(
@@ -133,7 +132,7 @@ def per_query_delta(
     check_bool_or_none("per_query_delta", "query_labels", query_labels)
     df = _per_query(per_query, columns, "per_query")
     all_runs = df.get_column("run").unique(maintain_order=True).to_list()
-    if baseline is None and _is_comparison(per_query) and getattr(per_query, "baselines", None):
+    if baseline is None and is_comparison(per_query) and getattr(per_query, "baselines", None):
         baseline = per_query.baselines[0]
     base = baseline if baseline is not None else all_runs[0]
     if base not in all_runs:
@@ -164,8 +163,8 @@ def per_query_delta(
     qids = d.get_column("query_id").to_list()
     tol = 1e-9
     colors = np.where(delta > tol, WIN, np.where(delta < -tol, LOSS, TIE))
-    ax = _axes(ax, None)
-    _style(ax, grid="y")
+    ax = get_axes(ax, None)
+    house_style(ax, grid="y")
     x = np.arange(len(delta))
     if len(delta) <= BARS_UP_TO:
         ax.bar(x, delta, width=0.8, color=list(colors), zorder=3, label="_nolegend_")
@@ -185,7 +184,7 @@ def per_query_delta(
     ax.set_xlim(-0.7, len(delta) - 0.3)
     ax.text(
         0.99, 0.98,
-        f"wins {wins} · ties {ties} · losses {losses}\nmean Δ {_fmt_signed(mean, 3)}",
+        f"wins {wins} · ties {ties} · losses {losses}\nmean Δ {fmt_signed(mean, 3)}",
         transform=ax.transAxes, ha="right", va="top", fontsize=NOTE_SIZE + 1,
         bbox=dict(boxstyle="round,pad=0.3", facecolor="white", edgecolor="#cccccc", alpha=0.9),
         zorder=6,
@@ -201,7 +200,7 @@ def per_query_delta(
         ax.set_xlabel(f"{len(delta)} queries, sorted by Δ", fontsize=LABEL_SIZE)
     ax.set_ylabel(f"Δ {meas}", fontsize=LABEL_SIZE)
     short = display_names([base, other])
-    _title(ax, title, f"{meas}: {short[other]} − {short[base]}, per query")
+    set_title(ax, title, f"{meas}: {short[other]} − {short[base]}, per query")
     fit_title(ax)
     return ax
 
@@ -217,7 +216,7 @@ def _name_extremes(ax: Any, qids: list[str], delta: Any, n: int, wins: int,
     ):
         if not rows:
             continue
-        lines = [f"{shorten(qids[i], 26)}  {_fmt_signed(float(delta[i]), 2)}" for i in rows]
+        lines = [f"{shorten(qids[i], 26)}  {fmt_signed(float(delta[i]), 2)}" for i in rows]
         left = loc[0] < 0.5
         ax.annotate("\n".join([head, *lines]), loc, xycoords="axes fraction",
                     xytext=(0, 0) if left else (0, -4.2 * (NOTE_SIZE + 1)),
@@ -287,11 +286,11 @@ def metric_distribution(
     meas = _one(df.get_column("measure").unique(maintain_order=True).to_list(), measure,
                 "measure", "per_query")
     sub = df.filter(pl.col("measure") == meas)
-    names = _select_runs(sub, runs, "per_query")
-    col = _colors(sub.get_column("run").unique(maintain_order=True).to_list(), colors)
+    names = select_runs(sub, runs, "per_query")
+    col = run_colors(sub.get_column("run").unique(maintain_order=True).to_list(), colors)
     data = [sub.filter(pl.col("run") == n).get_column("value").to_numpy() for n in names]
-    ax = _axes(ax, None)
-    _style(ax, grid="y")
+    ax = get_axes(ax, None)
+    house_style(ax, grid="y")
     pos = np.arange(1, len(names) + 1)
     if kind in ("box", "both"):
         box = ax.boxplot(
@@ -320,7 +319,7 @@ def metric_distribution(
     ticks = [short[n] for n in names]
     # names longer than the space between boxes stand upright (a slanted label's box
     # still spans its neighbours')
-    room = _fig(ax).get_figwidth() * 72 * 0.8 / max(len(names), 1)
+    room = figure_of(ax).get_figwidth() * 72 * 0.8 / max(len(names), 1)
     upright = max(len(t) for t in ticks) * 0.6 * TICK_SIZE > room
     ax.set_xticks(pos, ticks, rotation=90 if upright else 0, ha="center")
     values = sub.get_column("value")
@@ -329,7 +328,7 @@ def metric_distribution(
     ax.set_xlim(0.4, len(names) + 0.6)
     ax.set_ylabel(meas, fontsize=LABEL_SIZE)
     n_q = sub.get_column("query_id").n_unique()
-    _title(ax, title, f"{meas} per query ({n_q} queries)")
+    set_title(ax, title, f"{meas} per query ({n_q} queries)")
     fit_title(ax)
     return ax
 

@@ -25,16 +25,13 @@ from ..analysis.stability import stability as _stability
 from ..errors import SearchEvalError
 from ..frames import _to_polars
 from ..options import check_choice, check_float, check_int
-from .style import (
+from ._shared import (
     OKABE_ITO,
-    _axes,
-    _colors,
-    _style,
-    display_names,
-    fit_text,
-    fit_title,
-    place_legend,
+    get_axes,
+    house_style,
+    run_colors,
 )
+from .style import display_names, fit_text, fit_title, place_legend
 
 if TYPE_CHECKING:  # pragma: no cover
     from matplotlib.axes import Axes
@@ -133,11 +130,11 @@ def power_curve(
     m = _one_measure(df, "power_curve")
     pairs = df.select("run", "baseline").unique(maintain_order=True).rows()
     names = [f"{r} vs {b}" for r, b in pairs]
-    col = _colors(names, colors)
+    col = run_colors(names, colors)
     short = display_names(list(dict.fromkeys(x for p in pairs for x in p)))
     bases = {b for _, b in pairs}
-    ax = _axes(ax, None)
-    _style(ax)
+    ax = get_axes(ax, None)
+    house_style(ax)
     first = df.row(0, named=True)
     handles, labels = [], []
     for name, (r, b) in zip(names, pairs, strict=True):
@@ -261,9 +258,9 @@ def stability_curve(
                 f"stability_curve(band={band!r}): the data have no {cols} columns; compute "
                 "stability(..., quantiles=[...]) with those quantiles or pass band=None")
     measures = df.get_column("measure").unique(maintain_order=True).to_list()
-    col = _colors(measures, colors)
-    ax = _axes(ax, None)
-    _style(ax)
+    col = run_colors(measures, colors)
+    ax = get_axes(ax, None)
+    house_style(ax)
     for m in measures:
         part = df.filter(pl.col("measure") == m).sort("size")
         x = part.get_column("size").to_numpy()

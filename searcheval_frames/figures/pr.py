@@ -15,30 +15,28 @@ import polars as pl
 
 from ..errors import SearchEvalError
 from ..optional import require
+from ._shared import (
+    LABEL_SIZE,
+    NOTE_SIZE,
+    OKABE_ITO,
+    TICK_SIZE,
+    as_frame,
+    dash,
+    get_axes,
+    house_style,
+    need_columns,
+    run_colors,
+    select_runs,
+    set_title,
+)
 from .checks import (
     check_bool,
     check_bool_or_none,
     check_curve_options,
     check_optional_int,
 )
-from .curves import _levels
-from .style import (
-    LABEL_SIZE,
-    NOTE_SIZE,
-    OKABE_ITO,
-    TICK_SIZE,
-    _axes,
-    _colors,
-    _dash,
-    _need,
-    _select_runs,
-    _style,
-    _title,
-    _to_pl,
-    display_names,
-    fit_title,
-    place_legend,
-)
+from .curves import recall_levels
+from .style import display_names, fit_title, place_legend
 
 if TYPE_CHECKING:  # pragma: no cover
     from matplotlib.axes import Axes
@@ -105,7 +103,7 @@ def pr_curve(
     ['run']
     """
     _F = "pr_curve"
-    _levels(levels, _F)
+    recall_levels(levels, _F)
     check_bool(_F, "per_query_lines", per_query_lines)
     check_curve_options(_F, relevance_level=relevance_level, missing=missing, depth=depth,
                         judged_only=judged_only, compat=compat, legend=legend)
@@ -119,8 +117,8 @@ def pr_curve(
     )
     per_q: pl.DataFrame | None = None
     if qrels is None:
-        data = _to_pl(run, "run")
-        _need(data, ["run", "recall", "precision"], "run",
+        data = as_frame(run, "run")
+        need_columns(data, ["run", "recall", "precision"], "run",
               "Pass runs and qrels, or the frame of pr_curve_data().")
         if "query_id" in data.columns:
             per_q = data
@@ -133,16 +131,16 @@ def pr_curve(
                     "pr_curve_data(..., per_query=True)"
                 )
     else:
-        mean = _to_pl(pr_curve_data(run, qrels, levels=levels, **opts), "curve")
+        mean = as_frame(pr_curve_data(run, qrels, levels=levels, **opts), "curve")
         if per_query_lines:
-            per_q = _to_pl(
+            per_q = as_frame(
                 pr_curve_data(run, qrels, levels=levels, per_query=True, **opts),
                 "curve",
             )
-    names = _select_runs(mean, runs, "the curves")
-    col = _colors(mean.get_column("run").unique(maintain_order=True).to_list(), colors)
-    ax = _axes(ax, None)
-    _style(ax)
+    names = select_runs(mean, runs, "the curves")
+    col = run_colors(mean.get_column("run").unique(maintain_order=True).to_list(), colors)
+    ax = get_axes(ax, None)
+    house_style(ax)
     n_levels = mean.filter(pl.col("run") == names[0]).height
     for i, name in enumerate(names):
         if per_q is not None:
@@ -161,7 +159,7 @@ def pr_curve(
             cur.get_column("recall").to_numpy(),
             cur.get_column("precision").to_numpy(),
             color=col[name],
-            linestyle=_dash(i),
+            linestyle=dash(i),
             linewidth=2.0,
             marker="o" if n_levels <= 21 else None,
             markersize=4,
@@ -179,7 +177,7 @@ def pr_curve(
     else:
         what = f"{n_levels} recall levels"
     rel = f", relevant = label ≥ {relevance_level}" if relevance_level != 1 else ""
-    _title(ax, title, f"Interpolated precision–recall ({what}{rel})" if what else
+    set_title(ax, title, f"Interpolated precision–recall ({what}{rel})" if what else
            "Interpolated precision–recall")
     if legend:
         short = display_names(names)
@@ -272,8 +270,8 @@ def tradeoff_curve(
     from .curves import precision_recall_at_k
 
     if qrels is None:
-        data = _to_pl(run, "run")
-        _need(data, ["run", "k", "precision", "recall"], "run",
+        data = as_frame(run, "run")
+        need_columns(data, ["run", "k", "precision", "recall"], "run",
               "Pass runs and qrels, or the frame of precision_recall_at_k().")
         if "query_id" in data.columns:
             data = data.group_by(["run", "k"], maintain_order=True).agg(
@@ -282,23 +280,23 @@ def tradeoff_curve(
         if k is not None:
             data = data.filter(pl.col("k") <= k)
     else:
-        data = _to_pl(
+        data = as_frame(
             precision_recall_at_k(
                 run, qrels, k=k, relevance_level=relevance_level, missing=missing, depth=depth,
                 judged_only=judged_only, compat=compat, columns=columns, progress=progress,
             ),
             "curve",
         )
-    names = _select_runs(data, runs, "the curves")
-    col = _colors(data.get_column("run").unique(maintain_order=True).to_list(), colors)
+    names = select_runs(data, runs, "the curves")
+    col = run_colors(data.get_column("run").unique(maintain_order=True).to_list(), colors)
     top = int(cast(Any, data.get_column("k").max()) or 1)
     if mark_k is not None and (isinstance(mark_k, bool) or not 1 <= int(mark_k) <= top):
         raise SearchEvalError(
             f"mark_k={mark_k!r} is outside the cutoffs drawn (1..{top}); pick a k in that "
             "range or mark_k=None"
         )
-    ax = _axes(ax, None)
-    _style(ax)
+    ax = get_axes(ax, None)
+    house_style(ax)
     single = len(names) == 1
     marks: list[tuple[float, str, str, int]] = []
     room = 0.0
@@ -353,7 +351,7 @@ def tradeoff_curve(
         ax.set_yticks(np.linspace(0, 1, 6))
     ax.set_xlabel("k (number of results returned)", fontsize=LABEL_SIZE)
     ax.set_ylabel("Mean over queries", fontsize=LABEL_SIZE)
-    _title(ax, title, "More results: more recall, less precision")
+    set_title(ax, title, "More results: more recall, less precision")
     if legend:
         if single:
             ax.legend(loc="best", fontsize=TICK_SIZE, framealpha=0.85,

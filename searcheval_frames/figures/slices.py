@@ -17,7 +17,15 @@ import polars as pl
 
 from ..errors import SearchEvalError
 from ..frames.display import run_display_names
-from .style import LOSS, TIE, WIN, _axes, _style, _title, _to_pl
+from ._shared import (
+    LOSS,
+    TIE,
+    WIN,
+    as_frame,
+    get_axes,
+    house_style,
+    set_title,
+)
 
 if TYPE_CHECKING:  # pragma: no cover
     from matplotlib.axes import Axes
@@ -51,7 +59,7 @@ def slice_forest_data(comparison: Any, measure: str | None = None) -> pl.DataFra
     ['kind=x', 'kind=y']
     """
     slices = list(getattr(comparison, "slices", []))
-    frame = comparison.to_polars() if hasattr(comparison, "to_polars") else _to_pl(
+    frame = comparison.to_polars() if hasattr(comparison, "to_polars") else as_frame(
         comparison, "comparison")
     if not slices:
         slices = [c for c in frame.columns if c not in (*_NEED, "mean", "baseline_mean",
@@ -113,8 +121,8 @@ def slice_forest(
     data = slice_forest_data(comparison, measure)
     measure = str(data["measure"][0])
     several = data["run"].n_unique() > 1
-    ax = _axes(ax, (6.4, max(2.2, 0.45 * data.height + 1.4)))
-    _style(ax, grid="x")
+    ax = get_axes(ax, (6.4, max(2.2, 0.45 * data.height + 1.4)))
+    house_style(ax, grid="x")
     n = data.height
     for i, r in enumerate(data.iter_rows(named=True)):
         y = n - 1 - i
@@ -138,5 +146,5 @@ def slice_forest(
     run_name = shown[data["run"][0]] if not several else "run"
     ax.set_xlabel(f"Δ {measure} ({run_name} − {base}), CI; filled = significant;\n"
                   "grey = ± minimum detectable Δ (80% power)")
-    _title(ax, title, f"{measure} by slice: where does {run_name} beat {base}?")
+    set_title(ax, title, f"{measure} by slice: where does {run_name} beat {base}?")
     return ax
