@@ -57,6 +57,10 @@ _LAZY: dict[str, str] = {
     "per_query_delta": "figures",
     "metric_distribution": "figures",
     "save_figure": "figures",
+    # the figures' Displays: from_* computes the data, .plot() draws (issue #19)
+    "BenchmarkBarsDisplay": "figures",
+    "PRCurveDisplay": "figures",
+    "TradeoffDisplay": "figures",
     # building an evaluation set
     "pool": "evalset",
     "coverage": "evalset",

@@ -24,7 +24,12 @@ from matplotlib.colors import to_hex
 from matplotlib.testing.compare import compare_images
 
 import searcheval_frames as sef
-from searcheval_frames.errors import MissingColumnError, SearchEvalError, SearchEvalWarning
+from searcheval_frames.errors import (
+    InvalidOptionError,
+    MissingColumnError,
+    SearchEvalError,
+    SearchEvalWarning,
+)
 from searcheval_frames.figures import bars, distributions, export, pr, style
 
 IMAGE_TOL = 3.0  # RMS over 0-255 pixel values
@@ -82,22 +87,22 @@ def test_pr_curve_from_data_pandas_and_polars_agree(synth):
     assert a.lines[0].get_marker() in (None, "None", "")  # many levels: no markers
     data = sef.pr_curve_data(run.to_pandas(), qrels.to_pandas(), levels="all")
     assert isinstance(data, pd.DataFrame)
-    b = sef.pr_curve(data, runs=["dense", "bm25"])
+    b = sef.PRCurveDisplay.from_curves(data, runs=["dense", "bm25"]).plot().ax_
     for la, lb in zip(a.lines, b.lines, strict=True):
         assert np.allclose(la.get_ydata(), lb.get_ydata())
     # per-query 11-point data: the mean is recomputed
     pq = sef.pr_curve_data(run, qrels, per_query=True)
-    c = sef.pr_curve(pq, per_query_lines=True)
+    c = sef.PRCurveDisplay.from_curves(pq).plot(per_query_lines=True).ax_
     agg = sef.pr_curve_data(run, qrels)
     assert np.allclose(c.lines[0].get_ydata(), agg.filter(pl.col("run") == "bm25")["precision"])
     # per-query 'all' curves have no common levels: clear error
-    with pytest.raises(SearchEvalError, match="recall levels"):
-        sef.pr_curve(sef.pr_curve_data(run, qrels, levels="all", per_query=True))
-    with pytest.raises(SearchEvalError, match="per_query_lines"):
-        sef.pr_curve(agg, per_query_lines=True)
+    with pytest.raises(InvalidOptionError, match="recall levels"):
+        sef.PRCurveDisplay.from_curves(sef.pr_curve_data(run, qrels, levels="all", per_query=True))
+    with pytest.raises(InvalidOptionError, match="per_query_lines"):
+        sef.PRCurveDisplay.from_curves(agg).plot(per_query_lines=True)
     with pytest.raises(MissingColumnError, match="recall"):
-        sef.pr_curve(pl.DataFrame({"run": ["a"], "x": [1.0]}))
-    with pytest.raises(SearchEvalError, match="runs="):
+        sef.PRCurveDisplay.from_curves(pl.DataFrame({"run": ["a"], "x": [1.0]}))
+    with pytest.raises(InvalidOptionError, match="runs="):
         sef.pr_curve(run, qrels, runs=["nope"])
 
 
@@ -109,7 +114,7 @@ def test_pr_curve_into_given_axes(synth):
     assert out is ax2 and not ax1.lines and len(ax2.lines) == 3
     assert ax2.get_title() == "" and ax2.get_legend() is None
     assert to_hex(ax2.lines[0].get_color()) == "#000000"
-    with pytest.raises(SearchEvalError, match="ax="):
+    with pytest.raises(InvalidOptionError, match="ax="):
         sef.pr_curve(run, qrels, ax="left")
 
 
@@ -134,7 +139,7 @@ def test_tradeoff_curve_single_run_marks_k():
     assert min(tops) > 1.0 and ax.get_ylim()[1] > max(tops)
     assert list(ax.get_yticks()) == pytest.approx([0, 0.2, 0.4, 0.6, 0.8, 1.0])
     assert [t.get_text() for t in ax.get_legend().get_texts()] == ["Precision@k", "Recall@k"]
-    with pytest.raises(SearchEvalError, match="mark_k"):
+    with pytest.raises(InvalidOptionError, match="mark_k"):
         sef.tradeoff_curve(run, qrels, mark_k=11)
 
 
@@ -146,7 +151,7 @@ def test_tradeoff_curve_many_runs_and_data_input(synth):
     legend = [t.get_text() for t in ax.get_legend().get_texts()]
     assert legend == ["bm25", "bm25-rerank", "dense", "precision@k", "recall@k"]
     data = sef.precision_recall_at_k(run.to_pandas(), qrels, k=20)
-    ax2 = sef.tradeoff_curve(data, mark_k=10)
+    ax2 = sef.TradeoffDisplay.from_curves(data).plot(mark_k=10).ax_
     for a, b in zip(ax.lines, ax2.lines[:6], strict=False):
         assert np.allclose(a.get_ydata(), b.get_ydata())
     assert len(_texts(ax2)) == 6  # three runs: P and R values each
@@ -190,11 +195,11 @@ def test_benchmark_bars_orientation_and_selection(per_query, synth):
     ax = sef.benchmark_bars(agg, measures=["AP"], runs=["dense", "bm25"], orientation="vertical",
                             value_labels=False, deltas=False)
     assert [c.get_label() for c in ax.containers] == ["dense", "bm25"] and not ax.texts
-    with pytest.raises(SearchEvalError, match="per-query"):
+    with pytest.raises(InvalidOptionError, match="per-query"):
         sef.benchmark_bars(per_query)
-    with pytest.raises(SearchEvalError, match="measures="):
+    with pytest.raises(InvalidOptionError, match="measures="):
         sef.benchmark_bars(agg, measures=["MAP@5"])
-    with pytest.raises(SearchEvalError, match="orientation"):
+    with pytest.raises(InvalidOptionError, match="orientation"):
         sef.benchmark_bars(agg, orientation="diagonal")
     with pytest.raises(MissingColumnError):
         sef.benchmark_bars(pl.DataFrame({"system": ["a"], "score": [1.0]}))
@@ -217,7 +222,7 @@ def test_benchmark_bars_comparison_frame_ci_and_significance():
     plain = sef.benchmark_bars(frame, significance=False, ci=False)  # auto: horizontal
     assert "0.78  +0.13 (+20%)" in _texts(plain)
     assert not [c for c in plain.containers if type(c).__name__ == "ErrorbarContainer"]
-    with pytest.raises(SearchEvalError, match="baseline"):
+    with pytest.raises(InvalidOptionError, match="baseline"):
         sef.benchmark_bars(frame, baseline="after")
 
 

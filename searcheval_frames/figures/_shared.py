@@ -9,6 +9,7 @@ and a few fields), and ``plot(ax=...)`` draws it and keeps what it drew (``ax_``
 from __future__ import annotations
 
 import textwrap
+import warnings
 from collections.abc import Mapping, Sequence
 from typing import TYPE_CHECKING, Any, Literal
 
@@ -171,6 +172,14 @@ def select_runs(df: pl.DataFrame, runs: Sequence[str] | None, arg: str) -> list[
     return wanted
 
 
+def warn_curve_frame(old: str, new: str) -> None:
+    """The deprecation of a curve frame passed where runs go (``qrels=None``)."""
+    warnings.warn(
+        f"{old} with qrels=None is deprecated and will be removed in 0.3: one argument "
+        f"meant runs or curves. Draw precomputed curves with sef.{new}",
+        FutureWarning, stacklevel=3)
+
+
 def is_comparison(obj: Any) -> bool:
     """Whether ``obj`` is a result object (a Comparison), not a frame."""
     return hasattr(obj, "to_polars") and callable(obj.to_polars) and not isinstance(
@@ -181,4 +190,4 @@ def is_comparison(obj: Any) -> bool:
 __all__ = ["DASHES", "FIGSIZE", "LABEL_SIZE", "LOSS", "NOTE_SIZE", "OKABE_ITO", "PALETTE",
            "TICK_SIZE", "TIE", "TITLE_SIZE", "WIN", "Display", "as_frame", "dash", "figure_of", "fit_text", "fmt_signed", "get_axes", "house_style",
            "is_comparison", "need_columns", "pyplot", "run_colors", "select_runs",
-           "set_title"]
+           "set_title", "warn_curve_frame"]
