@@ -59,6 +59,8 @@ _LAZY: dict[str, str] = {
     "save_figure": "figures",
     # the figures' Displays: from_* computes the data, .plot() draws (issue #19)
     "BenchmarkBarsDisplay": "figures",
+    "MetricDistributionDisplay": "figures",
+    "PerQueryDeltaDisplay": "figures",
     "PRCurveDisplay": "figures",
     "TradeoffDisplay": "figures",
     # building an evaluation set

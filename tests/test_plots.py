@@ -278,14 +278,14 @@ def test_per_query_delta_choices_and_missing_queries():
         "run": ["a", "a", "a", "b", "b", "c"], "query_id": ["1", "2", "3", "1", "2", "1"],
         "measure": "RR", "value": [0.5, 1.0, 0.2, 1.0, 0.5, 0.0],
     })
-    with pytest.raises(SearchEvalError, match="run="):
+    with pytest.raises(InvalidOptionError, match="run="):
         sef.per_query_delta(pq)
     with pytest.warns(SearchEvalWarning, match="'3'"):
         ax = sef.per_query_delta(pq, run="b", annotate=1)
     assert np.allclose([b.get_height() for b in ax.containers[0]], [0.5, -0.2, -0.5])
     # best win and worst loss named, in the notes of the empty corners
     assert "biggest wins\n1  +0.50" in _texts(ax) and "biggest losses\n2  -0.50" in _texts(ax)
-    with pytest.raises(SearchEvalError, match="baseline"):
+    with pytest.raises(InvalidOptionError, match="baseline"):
         sef.per_query_delta(pq, baseline="z", run="b")
     renamed = pq.rename(columns={"value": "score_value"})
     with pytest.raises(MissingColumnError, match="value"):
@@ -315,9 +315,9 @@ def test_metric_distribution_box_strip_means(per_query):
     box = sef.metric_distribution(per_query.to_pandas(), measure="AP", kind="box",
                                   show_means=False)
     assert not [c for c in box.collections if isinstance(c, PathCollection)]
-    with pytest.raises(SearchEvalError, match="measure="):
+    with pytest.raises(InvalidOptionError, match="measure="):
         sef.metric_distribution(per_query)
-    with pytest.raises(SearchEvalError, match="kind"):
+    with pytest.raises(InvalidOptionError, match="kind"):
         sef.metric_distribution(per_query, measure="AP", kind="violin")
 
 

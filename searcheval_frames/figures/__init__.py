@@ -10,14 +10,21 @@ matplotlib is imported only when a figure is drawn.
 
 from .bars import BenchmarkBarsDisplay, benchmark_bars
 from .curves import pr_curve_data, precision_recall_at_k
-from .distributions import metric_distribution, per_query_delta
+from .distributions import (
+    MetricDistributionDisplay,
+    PerQueryDeltaDisplay,
+    metric_distribution,
+    per_query_delta,
+)
 from .export import save_figure
 from .pr import PRCurveDisplay, pr_curve
 from .tradeoff import TradeoffDisplay, tradeoff_curve
 
 __all__ = [
     "BenchmarkBarsDisplay",
+    "MetricDistributionDisplay",
     "PRCurveDisplay",
+    "PerQueryDeltaDisplay",
     "TradeoffDisplay",
     "benchmark_bars",
     "metric_distribution",

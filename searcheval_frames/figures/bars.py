@@ -18,13 +18,13 @@ import numpy as np
 import polars as pl
 
 from ..errors import EmptyInputError, InvalidOptionError
+from ._bars_layout import MAX_HEIGHT, BarsLook
 from ._shared import (
     FIGSIZE,
     LABEL_SIZE,
     NOTE_SIZE,
     Display,
     as_frame,
-    figure_of,
     house_style,
     is_comparison,
     need_columns,
@@ -33,35 +33,14 @@ from ._shared import (
     set_title,
 )
 from .checks import check_bool, check_choice, check_int
-from .style import delta_label, display_names, fit_title, place_legend
+from .style import display_names, fit_title, place_legend
 
 if TYPE_CHECKING:  # pragma: no cover
     from matplotlib.axes import Axes
 
 __all__ = ["MAX_HEIGHT", "BenchmarkBarsDisplay", "benchmark_bars"]
 
-#: Tallest figure (inches) benchmark_bars makes for many horizontal bars
-MAX_HEIGHT = 9.0
 _STATS = ("delta", "delta_pct", "ci_low", "ci_high", "baseline_mean", "significant")
-
-
-def _label_chars(values: bool, deltas: bool, digits: int, pct_digits: int) -> int:
-    """Characters of the widest label line over a bar (``0.65``, ``+0.13 (+20%) *``)."""
-    return max(digits + 2 if values else 0,
-               digits + 3 + 4 + pct_digits + (pct_digits > 0) + 4 if deltas else 0)
-
-
-def _vertical_fits(n_b: int, n_m: int, labelled: bool, chars: int, legend: Sequence[str],
-                   ax: Any) -> bool:
-    """Whether labels over vertical bars fit between their neighbours' (measured on the
-    axes' width less the y labels and a legend at the right)."""
-    if not labelled:
-        return n_b * n_m <= 16
-    fig_w = figure_of(ax).get_figwidth() if ax is not None else FIGSIZE[0]
-    legend_w = (max((len(t) for t in legend), default=0) + 4) * 0.6 * (NOTE_SIZE + 1)
-    axes_w = fig_w * 72 - 60 - (max(legend_w, 100) if legend else 0)
-    pitch = axes_w / n_m * (0.8 / n_b if n_b > 1 else 1.0)
-    return chars * 0.6 * (NOTE_SIZE + 1) <= pitch
 
 
 def _comparison_input(
@@ -137,6 +116,18 @@ def _pick_measures(values: pl.DataFrame, measures: Sequence[str] | None) -> list
     if unknown:
         raise InvalidOptionError(f"measures=: {unknown} not in results; they are {present}")
     return wanted
+
+
+def _check_bars_options(orientation: Any, value_labels: Any, deltas: Any, significance: Any,
+                   ci: Any, digits: Any, pct_digits: Any, legend: Any) -> None:
+    _F = "benchmark_bars"
+    check_choice(_F, "orientation", orientation, ("auto", "vertical", "horizontal"),
+                 example="orientation='horizontal'")
+    for name, flag in (("value_labels", value_labels), ("deltas", deltas),
+                       ("significance", significance), ("ci", ci), ("legend", legend)):
+        check_bool(_F, name, flag)
+    check_int(_F, "digits", digits, minimum=0, maximum=6, example="digits=3")
+    check_int(_F, "pct_digits", pct_digits, minimum=0, maximum=6, example="pct_digits=1")
 
 
 @dataclass
@@ -233,16 +224,12 @@ class BenchmarkBarsDisplay(Display):
         legend: bool = True,
     ) -> BenchmarkBarsDisplay:
         """Draw the bars (options as for :func:`benchmark_bars`); returns ``self``."""
-        _F = "benchmark_bars"
-        check_choice(_F, "orientation", orientation, ("auto", "vertical", "horizontal"),
-                     example="orientation='horizontal'")
-        for name, flag in (("value_labels", value_labels), ("deltas", deltas),
-                           ("significance", significance), ("ci", ci), ("legend", legend)):
-            check_bool(_F, name, flag)
-        check_int(_F, "digits", digits, minimum=0, maximum=6, example="digits=3")
-        check_int(_F, "pct_digits", pct_digits, minimum=0, maximum=6, example="pct_digits=1")
-        look = _Look.make(self, orientation, value_labels, deltas, significance, ci, digits,
-                          pct_digits, ax, legend)
+        _check_bars_options(orientation, value_labels, deltas, significance, ci, digits,
+                       pct_digits, legend)
+        base = None if self.implicit_baseline and not deltas else self.baseline
+        look = BarsLook.make(list(self.frame.columns), self.runs, len(self.measures), base,
+                             orientation, value_labels, deltas, significance, ci, digits,
+                             pct_digits, ax, legend)
         ax = self.start_plot(ax, (FIGSIZE[0], look.height) if look.horizontal else None)
         look.drop_crowded_labels(ax, len(self.runs) * len(self.measures))
         house_style(ax, grid="x" if look.horizontal else "y")
@@ -268,7 +255,7 @@ class BenchmarkBarsDisplay(Display):
             return f"{short[names[1]]} vs {short[names[0]]}"
         return f"{len(names)} systems" + (f" vs {short[base]}" if base in names else "")
 
-    def _draw_run(self, ax: Axes, look: _Look, b: int, name: str, color: str) -> list[float]:
+    def _draw_run(self, ax: Axes, look: BarsLook, b: int, name: str, color: str) -> list[float]:
         """One run's bars, its CI error bars and labels; -> where each label sits."""
         n_m, n_b = len(self.measures), len(self.runs)
         sub = self.frame.filter(pl.col("run") == name)
@@ -305,7 +292,7 @@ class BenchmarkBarsDisplay(Display):
                 look.lines_needed = max(look.lines_needed, text.count("\n") + 1)
         return anchors
 
-    def _error_bars(self, ax: Axes, look: _Look, sub: pl.DataFrame, pos: Any,
+    def _error_bars(self, ax: Axes, look: BarsLook, sub: pl.DataFrame, pos: Any,
                     tops: Any) -> Any:
         """The CI of the difference at ``baseline + [ci_low, ci_high]``; -> new tops."""
         lo = (sub.get_column("baseline_mean") + sub.get_column("ci_low")).to_numpy()
@@ -322,7 +309,7 @@ class BenchmarkBarsDisplay(Display):
             self.errorbars_.append(ax.errorbar(pos[ok], mid[ok], yerr=half[ok], **err))
         return np.where(ok, np.fmax(tops, np.nan_to_num(hi, nan=0.0)), tops)
 
-    def _axis_labels(self, ax: Axes, look: _Look, top: float) -> None:
+    def _axis_labels(self, ax: Axes, look: BarsLook, top: float) -> None:
         ticks = np.arange(len(self.measures))
         if look.horizontal:
             ax.set_yticks(-ticks, self.measures)
@@ -333,7 +320,7 @@ class BenchmarkBarsDisplay(Display):
             ax.set_ylabel("Mean over queries", fontsize=LABEL_SIZE)
             ax.set_ylim(0, top)
 
-    def _legend(self, ax: Axes, look: _Look) -> None:
+    def _legend(self, ax: Axes, look: BarsLook) -> None:
         handles, labels = ax.get_legend_handles_labels()
         note = []
         if look.has_sig and self.frame.get_column("significant").fill_null(False).any():
@@ -353,7 +340,7 @@ class BenchmarkBarsDisplay(Display):
                 labels.append(text)
         place_legend(ax, handles, labels, inside=0)
 
-    def _room_for_labels(self, ax: Axes, look: _Look, top: float, labelled: bool) -> None:
+    def _room_for_labels(self, ax: Axes, look: BarsLook, top: float, labelled: bool) -> None:
         """Axis limits leaving room for the labels, measured on the laid-out axes (the
         legend takes width); ticks at tenths of 0..1 for scores in [0, 1]."""
         fig: Any = ax.figure
@@ -376,64 +363,6 @@ class BenchmarkBarsDisplay(Display):
             ax.set_ylim(0, top / max(1 - need, 0.3))
             if unit:
                 ax.set_yticks(np.linspace(0, 1, 6))
-
-
-@dataclass
-class _Look:
-    """The drawing choices of one ``plot`` call (orientation, which labels, sizes)."""
-
-    horizontal: bool
-    value_labels: bool
-    deltas: bool
-    has_ci: bool
-    has_sig: bool
-    base: str | None
-    digits: int
-    pct_digits: int
-    width: float
-    height: float
-    dropped: bool = False
-    lines_needed: int = 1
-
-    @classmethod
-    def make(cls, d: BenchmarkBarsDisplay, orientation: str, value_labels: bool, deltas: bool,
-             significance: bool, ci: bool, digits: int, pct_digits: int, ax: Any,
-             legend: bool) -> _Look:
-        cols = set(d.frame.columns)
-        has_stats = "delta" in cols
-        n_b, n_m = len(d.runs), len(d.measures)
-        labelled = value_labels or (deltas and has_stats)
-        short = display_names(d.runs)
-        horizontal = orientation == "horizontal" or (orientation == "auto" and not _vertical_fits(
-            n_b, n_m, labelled, _label_chars(value_labels, deltas and has_stats, digits,
-                                             pct_digits),
-            [short[n] for n in d.runs] if legend else [], ax))
-        base = None if d.implicit_baseline and not deltas else d.baseline
-        return cls(horizontal, value_labels, deltas and has_stats,
-                   ci and {"ci_low", "ci_high"} <= cols, significance and "significant" in cols,
-                   base, digits, pct_digits, 0.8 / n_b,
-                   min(max(FIGSIZE[1], 0.24 * n_b * n_m + 1.0), MAX_HEIGHT))
-
-    def drop_crowded_labels(self, ax: Axes, n_bars: int) -> None:
-        """Horizontal bars thinner than a line of text get no labels: the values and
-        deltas are left to the table (compare(...).frame, the report's tables)."""
-        if self.horizontal and (self.value_labels or self.deltas):
-            pitch = (figure_of(ax).get_figheight() * 72 - 80) / max(n_bars, 1)
-            if pitch < NOTE_SIZE * 1.2:
-                self.value_labels, self.deltas, self.dropped = False, False, True
-
-    def label(self, sub: pl.DataFrame, j: int, value: float, name: str) -> str:
-        """The text over bar ``j`` of ``sub``: its value, then its Δ (``*``: significant)."""
-        parts = [f"{value:.{self.digits}f}"] if self.value_labels else []
-        if self.deltas and name != self.base:
-            d = sub.get_column("delta")[j]
-            if d is not None and math.isfinite(d):
-                pct = sub.get_column("delta_pct")[j] if "delta_pct" in sub.columns else None
-                text = delta_label(d, pct, digits=self.digits, pct_digits=self.pct_digits)
-                if self.has_sig and sub.get_column("significant")[j]:
-                    text += " *"
-                parts.append(text)
-        return ("  " if self.horizontal else "\n").join(parts)
 
 
 def benchmark_bars(
@@ -500,6 +429,8 @@ def benchmark_bars(
     >>> [t.get_text() for t in ax.texts]
     ['0.65', '0.78\\n+0.13 (+20%)']
     """
+    _check_bars_options(orientation, value_labels, deltas, significance, ci, digits, pct_digits,
+                   legend)  # first: before any work on the data
     if not is_comparison(results):
         results = as_frame(results, "results")
     compared = is_comparison(results) or {"baseline", "baseline_mean", "delta"} <= set(

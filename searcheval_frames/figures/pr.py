@@ -43,6 +43,11 @@ __all__ = ["PRCurveDisplay", "pr_curve"]
 _F = "pr_curve"
 
 
+def _check_plot_options(per_query_lines: Any, legend: Any) -> None:
+    check_bool_or_none(_F, "per_query_lines", per_query_lines)
+    check_bool(_F, "legend", legend)
+
+
 @dataclass
 class PRCurveDisplay(Display):
     """Interpolated precision-recall curves, one per run: the data of :func:`pr_curve`.
@@ -152,8 +157,7 @@ class PRCurveDisplay(Display):
         (default: when the display holds per-query curves). Other options as for
         :func:`pr_curve`.
         """
-        check_bool_or_none(_F, "per_query_lines", per_query_lines)
-        check_bool(_F, "legend", legend)
+        _check_plot_options(per_query_lines, legend)
         if per_query_lines and self.per_query is None:
             raise InvalidOptionError(
                 "per_query_lines=True needs per-query curves: pass runs and qrels, or "
@@ -263,6 +267,7 @@ def pr_curve(
     ['run']
     """
     check_bool(_F, "per_query_lines", per_query_lines)
+    check_bool(_F, "legend", legend)  # first: before any work on the data
     if qrels is None:
         warn_curve_frame("pr_curve(curves)", "PRCurveDisplay.from_curves(curves).plot()")
         check_curve_options(_F, relevance_level=relevance_level, missing=missing, depth=depth,

@@ -42,6 +42,13 @@ __all__ = ["TradeoffDisplay", "tradeoff_curve"]
 _F = "tradeoff_curve"
 
 
+def _check_plot_options(mark_k: Any, logx: Any, legend: Any) -> None:
+    check_optional_int(_F, "mark_k", mark_k, minimum=1, what="the cutoff marked",
+                       example="mark_k=10")
+    check_bool_or_none(_F, "logx", logx)
+    check_bool(_F, "legend", legend)
+
+
 @dataclass
 class TradeoffDisplay(Display):
     """Mean precision@k and recall@k per run: the data of :func:`tradeoff_curve`.
@@ -132,10 +139,7 @@ class TradeoffDisplay(Display):
         legend: bool = True,
     ) -> TradeoffDisplay:
         """Draw the curves (options as for :func:`tradeoff_curve`); returns ``self``."""
-        check_optional_int(_F, "mark_k", mark_k, minimum=1, what="the cutoff marked",
-                           example="mark_k=10")
-        check_bool_or_none(_F, "logx", logx)
-        check_bool(_F, "legend", legend)
+        _check_plot_options(mark_k, logx, legend)
         top = int(cast(Any, self.curves.get_column("k").max()) or 1)
         if mark_k is not None and not 1 <= int(mark_k) <= top:
             raise InvalidOptionError(
@@ -294,6 +298,7 @@ def tradeoff_curve(
     >>> [t.get_text() for t in ax.texts]
     ['P@3 = 0.67', 'R@3 = 0.67']
     """
+    _check_plot_options(mark_k, logx, legend)  # first: before any work on the data
     if qrels is None:
         warn_curve_frame("tradeoff_curve(curves)", "TradeoffDisplay.from_curves(curves).plot()")
         check_curve_options(_F, relevance_level=relevance_level, missing=missing, depth=depth,
