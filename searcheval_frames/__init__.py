@@ -63,6 +63,9 @@ _LAZY: dict[str, str] = {
     "PerQueryDeltaDisplay": "figures",
     "PRCurveDisplay": "figures",
     "TradeoffDisplay": "figures",
+    "PowerCurveDisplay": "figures.power_plots",
+    "StabilityCurveDisplay": "figures.power_plots",
+    "SliceForestDisplay": "figures.slices",
     # building an evaluation set
     "pool": "evalset",
     "coverage": "evalset",
