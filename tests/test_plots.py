@@ -27,7 +27,6 @@ import searcheval_frames as sef
 from searcheval_frames.errors import (
     InvalidOptionError,
     MissingColumnError,
-    SearchEvalError,
     SearchEvalWarning,
 )
 from searcheval_frames.figures import bars, distributions, export, pr, style
@@ -351,14 +350,16 @@ def test_save_figure_formats_dpi_and_reproducibility(tmp_path, synth):
     for a, b in zip(out, again, strict=True):
         assert a.read_bytes() == b.read_bytes(), a.suffix
     assert "<dc:date>" not in out[1].read_text()
-    with pytest.raises(SearchEvalError, match="format"):
+    with pytest.raises(InvalidOptionError, match="format"):
         sef.save_figure(ax, tmp_path / "x.gif")
-    with pytest.raises(SearchEvalError, match="formats"):
+    with pytest.raises(InvalidOptionError, match="formats"):
         sef.save_figure(ax, tmp_path / "x", formats=["tiff"])
-    with pytest.raises(SearchEvalError, match="dpi"):
+    with pytest.raises(InvalidOptionError, match="dpi"):
         sef.save_figure(ax, tmp_path / "x.png", dpi=0)
-    with pytest.raises(SearchEvalError, match="Figure or Axes"):
+    with pytest.raises(InvalidOptionError, match="Figure or Axes"):
         sef.save_figure("figure", tmp_path / "x.png")
+    with pytest.raises(InvalidOptionError, match=r"save_figure\(formats=\[\]\)"):
+        sef.save_figure(ax, tmp_path / "x", formats=[])
 
 
 @pytest.mark.parametrize("module", [style, pr, bars, distributions, export])

@@ -72,11 +72,16 @@ def pyplot() -> Any:
 def get_axes(ax: Any, figsize: tuple[float, float] | None) -> Axes:
     """``ax`` when given (checked), else the Axes of a new report-sized figure."""
     if ax is not None:
-        if not hasattr(ax, "plot") or not hasattr(ax, "figure"):
-            raise InvalidOptionError(f"ax= must be a matplotlib Axes, got {type(ax).__name__}")
-        return ax
+        return check_ax(ax)
     _, new = pyplot().subplots(figsize=figsize or FIGSIZE, layout="constrained")
     return new
+
+
+def check_ax(ax: Any) -> Any:
+    """``ax`` if it is None or a matplotlib Axes (else an InvalidOptionError)."""
+    if ax is not None and (not hasattr(ax, "plot") or not hasattr(ax, "figure")):
+        raise InvalidOptionError(f"ax= must be a matplotlib Axes, got {type(ax).__name__}")
+    return ax
 
 
 def house_style(ax: Axes, *, grid: Literal["both", "x", "y"] | None = "both") -> None:
@@ -188,6 +193,6 @@ def is_comparison(obj: Any) -> bool:
 
 
 __all__ = ["DASHES", "FIGSIZE", "LABEL_SIZE", "LOSS", "NOTE_SIZE", "OKABE_ITO", "PALETTE",
-           "TICK_SIZE", "TIE", "TITLE_SIZE", "WIN", "Display", "as_frame", "dash", "figure_of", "fit_text", "fmt_signed", "get_axes", "house_style",
+           "TICK_SIZE", "TIE", "TITLE_SIZE", "WIN", "Display", "as_frame", "check_ax", "dash", "figure_of", "fit_text", "fmt_signed", "get_axes", "house_style",
            "is_comparison", "need_columns", "pyplot", "run_colors", "select_runs",
            "set_title", "warn_curve_frame"]

@@ -25,6 +25,7 @@ from ._shared import (
     NOTE_SIZE,
     Display,
     as_frame,
+    check_ax,
     house_style,
     is_comparison,
     need_columns,
@@ -119,7 +120,7 @@ def _pick_measures(values: pl.DataFrame, measures: Sequence[str] | None) -> list
 
 
 def _check_bars_options(orientation: Any, value_labels: Any, deltas: Any, significance: Any,
-                   ci: Any, digits: Any, pct_digits: Any, legend: Any) -> None:
+                        ci: Any, digits: Any, pct_digits: Any, legend: Any) -> None:
     _F = "benchmark_bars"
     check_choice(_F, "orientation", orientation, ("auto", "vertical", "horizontal"),
                  example="orientation='horizontal'")
@@ -225,7 +226,8 @@ class BenchmarkBarsDisplay(Display):
     ) -> BenchmarkBarsDisplay:
         """Draw the bars (options as for :func:`benchmark_bars`); returns ``self``."""
         _check_bars_options(orientation, value_labels, deltas, significance, ci, digits,
-                       pct_digits, legend)
+                            pct_digits, legend)
+        check_ax(ax)  # the layout measures the figure of ``ax`` before drawing into it
         base = None if self.implicit_baseline and not deltas else self.baseline
         look = BarsLook.make(list(self.frame.columns), self.runs, len(self.measures), base,
                              orientation, value_labels, deltas, significance, ci, digits,
@@ -430,7 +432,7 @@ def benchmark_bars(
     ['0.65', '0.78\\n+0.13 (+20%)']
     """
     _check_bars_options(orientation, value_labels, deltas, significance, ci, digits, pct_digits,
-                   legend)  # first: before any work on the data
+                        legend)  # first: before any work on the data
     if not is_comparison(results):
         results = as_frame(results, "results")
     compared = is_comparison(results) or {"baseline", "baseline_mean", "delta"} <= set(
