@@ -29,7 +29,7 @@ from searcheval_frames.errors import (
     MissingColumnError,
     SearchEvalWarning,
 )
-from searcheval_frames.figures import bars, distributions, export, pr, style
+from searcheval_frames.figures import bars, distributions, export, pr, style, tradeoff
 
 IMAGE_TOL = 3.0  # RMS over 0-255 pixel values
 
@@ -362,7 +362,7 @@ def test_save_figure_formats_dpi_and_reproducibility(tmp_path, synth):
         sef.save_figure(ax, tmp_path / "x", formats=[])
 
 
-@pytest.mark.parametrize("module", [style, pr, bars, distributions, export])
+@pytest.mark.parametrize("module", [style, pr, tradeoff, bars, distributions, export])
 def test_doctests(module):
     assert doctest.testmod(module, optionflags=doctest.NORMALIZE_WHITESPACE).failed == 0
 

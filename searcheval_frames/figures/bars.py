@@ -152,6 +152,17 @@ class BenchmarkBarsDisplay(Display):
         The run the deltas refer to (None: no deltas).
     alpha
         The comparison's level (for the legend's note on significance).
+
+    Examples
+    --------
+    >>> import polars as pl, searcheval_frames as sef
+    >>> res = pl.DataFrame({"run": ["before", "after"], "measure": "P@5",
+    ...                     "value": [0.65, 0.78]})
+    >>> d = sef.BenchmarkBarsDisplay.from_evaluation(res)
+    >>> d.baseline, [round(x, 2) for x in d.frame["delta"].drop_nulls()]
+    ('before', [0.13])
+    >>> [float(round(b.get_height(), 2)) for b in d.plot().bars_[1]]
+    [0.78]
     """
 
     frame: pl.DataFrame

@@ -1,4 +1,4 @@
-"""The interpolated precision-recall figure.
+"""The interpolated precision-recall figure: precision against recall, runs overlaid.
 
 :class:`PRCurveDisplay` holds the curves (``from_run``: runs + qrels, computed by
 :func:`~searcheval_frames.pr_curve_data`; ``from_curves``: a frame that function
@@ -71,6 +71,15 @@ class PRCurveDisplay(Display):
         How the recall levels read in the title (``"11-point"``, ...; ``""``: unsaid).
     relevance_level
         The label from which a document counts as relevant (said in the title if not 1).
+
+    Examples
+    --------
+    >>> import searcheval_frames as sef
+    >>> run = {"q1": {"A": 0.9, "X": 0.8, "B": 0.7}}
+    >>> qrels = {"q1": {"A": 1, "B": 1, "X": 0}}
+    >>> d = sef.PRCurveDisplay.from_curves(sef.pr_curve_data(run, qrels)).plot()
+    >>> [line.get_label() for line in d.lines_], d.curves.height
+    (['run'], 11)
     """
 
     curves: pl.DataFrame

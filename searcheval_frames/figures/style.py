@@ -1,4 +1,4 @@
-"""The house style of the figures, and the helpers every figure module shares.
+"""The house style of the figures: palette, sizes, run names, legends and titles that fit.
 
 Figures for notebooks and reports (matplotlib, optional: ``pip install searcheval_frames[plots]``).
 
@@ -17,10 +17,12 @@ Every helper
 :func:`save_figure` writes PNG / SVG / PDF at a chosen DPI with a tight bounding
 box and no timestamps (files are reproducible).
 
-The data behind :func:`pr_curve` and :func:`tradeoff_curve` come from
-:func:`~searcheval_frames.pr_curve_data` and
-:func:`~searcheval_frames.precision_recall_at_k`; pass those frames
-instead of runs + qrels to draw precomputed curves.
+Each figure is a Display (``sef.PRCurveDisplay``, ``sef.BenchmarkBarsDisplay`` ...):
+its ``from_*`` constructors compute the data, ``plot`` draws it and keeps the artists.
+Precomputed curves (:func:`~searcheval_frames.pr_curve_data`,
+:func:`~searcheval_frames.precision_recall_at_k`) are drawn with
+``PRCurveDisplay.from_curves(frame).plot()`` and ``TradeoffDisplay.from_curves(frame)``.
+The helpers the figure modules share live in ``figures/_shared.py``.
 """
 
 from __future__ import annotations
