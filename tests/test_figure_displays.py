@@ -26,7 +26,7 @@ import pytest
 from conftest import REPO
 
 import searcheval_frames as sef
-from searcheval_frames.errors import InvalidOptionError
+from searcheval_frames.errors import InvalidOptionError, MissingColumnError
 from searcheval_frames.figures.style import delta_label
 
 FIGURES = REPO / "searcheval_frames" / "figures"
@@ -122,6 +122,8 @@ def test_bars_display_refuses_what_the_function_refuses(synth):
         sef.BenchmarkBarsDisplay.from_evaluation(res).plot(orientation="diagonal")
     with pytest.raises(InvalidOptionError, match="ax="):
         sef.BenchmarkBarsDisplay.from_evaluation(res).plot(ax="left")
+    with pytest.raises(MissingColumnError, match="baseline"):
+        sef.BenchmarkBarsDisplay.from_comparison(res)
 
 
 # --------------------------------------------------------------------------- curves

@@ -57,7 +57,8 @@ def _comparison_input(
         baselines = list(getattr(results, "baselines", None) or [])
     else:
         frame = as_frame(results, "results")
-    need_columns(frame, ["run", "measure", "mean"], "results", "Pass compare(...) or its frame.")
+    need_columns(frame, ["run", "baseline", "measure", "mean", "baseline_mean", "delta"],
+                 "results", "Pass compare(...) or its frame.")
     if not baselines:
         baselines = frame.get_column("baseline").unique(maintain_order=True).to_list()
     base = baseline if baseline is not None else baselines[0]
