@@ -15,7 +15,10 @@ import polars as pl
 
 from ..errors import SearchEvalError
 from ..frames.display import run_display_names
-from .style import LABEL_SIZE, NOTE_SIZE, OKABE_ITO, TIE, _axes, _style, _title
+from ._shared import get_axes as _axes
+from ._shared import house_style as _style
+from ._shared import set_title as _title
+from .style import LABEL_SIZE, NOTE_SIZE, OKABE_ITO, TIE
 
 if TYPE_CHECKING:
     from matplotlib.axes import Axes
