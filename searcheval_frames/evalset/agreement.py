@@ -13,7 +13,7 @@ import polars as pl
 
 from ..errors import InvalidRelevanceError, SearchEvalError, format_rows
 from ..frames import to_native
-from .merge import _long_labels
+from ._assessors import long_labels
 
 __all__ = ["Agreement", "agreement", "cohen_kappa", "confusion_matrix", "fleiss_kappa"]
 
@@ -192,7 +192,7 @@ def agreement(labels: Any, *, grades: Sequence[int] | None = None) -> Agreement:
     >>> ag.pairs.select("raw_agreement", "cohen_kappa").row(0)
     (0.75, 0.5)
     """
-    df, kind = _long_labels(labels)
+    df, kind = long_labels(labels)
     assessors = sorted(df["assessor"].unique().to_list())
     if len(assessors) < 2:
         raise SearchEvalError(f"labels: agreement needs at least two assessors; found {assessors}")

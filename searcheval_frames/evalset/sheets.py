@@ -28,19 +28,11 @@ from ..errors import (
     SearchEvalError,
     format_rows,
 )
-from ..frames import input_kind, to_native
+from ..frames import _to_polars, input_kind, to_native
+from ..io.texts import queries_table
 from ..io.write import _atomic_write
-from .grades import (
-    Grades,
-    _docs_table,
-    _id_column,
-    _parse_label,
-    _pool_pairs,
-    _queries_table,
-    _to_polars_frame,
-    grade_names,
-    normalize_grades,
-)
+from ._labels import docs_texts, id_column, parse_label, pool_pairs
+from .grades import Grades, grade_names, normalize_grades
 
 __all__ = ["export_label_sheet", "import_label_sheet"]
 
@@ -110,7 +102,7 @@ def export_label_sheet(
     ['query_id', 'doc_id', 'query', 'text', 'label', 'notes', 'key']
     """
     kind = input_kind(pool)
-    df = _pool_pairs(pool)
+    df = pool_pairs(pool)
     if df.height == 0:
         warnings.warn("export_label_sheet: the pool is empty; the sheet has no rows", stacklevel=2)
     dup = df.filter(pl.struct("query_id", "doc_id").is_duplicated())
@@ -124,10 +116,10 @@ def export_label_sheet(
         raise SearchEvalError(f"max_chars={max_chars!r}: must be a positive integer or None")
     out = df.select("query_id", "doc_id").with_row_index("_order")
     if queries is not None:
-        out = out.join(_queries_table(queries), on="query_id", how="left")
+        out = out.join(queries_table(queries), on="query_id", how="left")
     if docs is not None:
         out = out.join(
-            _docs_table(docs, text_column, title_column, max_chars), on="doc_id", how="left"
+            docs_texts(docs, text_column, title_column, max_chars), on="doc_id", how="left"
         )
         missing = out.filter(
             pl.all_horizontal(pl.col(c).is_null() for c in ("title", "text") if c in out.columns)
@@ -354,12 +346,12 @@ def import_label_sheet(
         header = f"{src}, {'schema' if parquet else 'header row (line 1)'}"
     else:
         kind = input_kind(sheet)
-        df = _to_polars_frame(sheet, "sheet")
+        df = _to_polars(sheet, "sheet")
         src = "sheet"
         header = src
     lookup = normalize_grades(grades)
-    qid = _id_column(df, "query_id", header)
-    did = _id_column(df, "doc_id", header)
+    qid = id_column(df, "query_id", header)
+    did = id_column(df, "doc_id", header)
     if label_column not in df.columns:
         raise MissingColumnError(
             f"{header}: no {label_column!r} column to read labels from; the columns are "
@@ -398,7 +390,7 @@ def import_label_sheet(
                 "Restore the original ids (format the id columns as text) or re-export the sheet."
             )
     if pool is not None:
-        pairs = _pool_pairs(pool).select("query_id", "doc_id").unique()
+        pairs = pool_pairs(pool).select("query_id", "doc_id").unique()
         outside = df.join(pairs, on=["query_id", "doc_id"], how="anti")
         if outside.height:
             raise SearchEvalError(
@@ -412,7 +404,7 @@ def import_label_sheet(
     bad_rows: list[int] = []
     for i, v in enumerate(raw):
         try:
-            parsed.append(_parse_label(v, lookup))
+            parsed.append(parse_label(v, lookup))
         except (ValueError, TypeError, OverflowError):
             parsed.append(None)
             bad_rows.append(i)

@@ -22,7 +22,8 @@ from ..errors import FileFormatError, InvalidRelevanceError, SearchEvalError
 from ..frames import input_kind, qrels_frame, to_native
 from ..io.write import _atomic_write
 from ._journal import CORE_KEYS, line_of, locked, parse_line
-from .grades import Grades, _parse_label, _pool_pairs, grade_names, normalize_grades
+from ._labels import parse_label, pool_pairs
+from .grades import Grades, grade_names, normalize_grades
 from .policies import check_policy, settle
 
 __all__ = ["LabelStore", "default_journal"]
@@ -340,7 +341,7 @@ class LabelStore:
     def _record(self, query_id: Any, doc_id: Any, label: Any, assessor: str | None,
                 meta: dict[str, Any] | None) -> dict[str, Any]:
         try:
-            value = _parse_label(label, self._lookup)
+            value = parse_label(label, self._lookup)
         except (ValueError, TypeError, OverflowError):
             value = None
             bad = True
@@ -393,7 +394,7 @@ class LabelStore:
     def remaining(self, pool: Any, *, assessor: str | None = None) -> Any:
         """Rows of ``pool`` that ``assessor`` (default: this store's) has not labelled."""
         kind = input_kind(pool)
-        df = _pool_pairs(pool)
+        df = pool_pairs(pool)
         who = self.assessor if assessor is None else str(assessor)
         done = self.labels().filter(pl.col("assessor") == who).select("query_id", "doc_id")
         return to_native(df.join(done, on=["query_id", "doc_id"], how="anti"), kind)
@@ -401,7 +402,7 @@ class LabelStore:
     def progress(self, pool: Any, *, assessor: str | None = None) -> Any:
         """Per query of ``pool``: ``query_id, total, labelled, fraction`` (for ``assessor``)."""
         kind = input_kind(pool)
-        df = _pool_pairs(pool).select("query_id", "doc_id").unique(maintain_order=True)
+        df = pool_pairs(pool).select("query_id", "doc_id").unique(maintain_order=True)
         who = self.assessor if assessor is None else str(assessor)
         done = (
             self.labels()

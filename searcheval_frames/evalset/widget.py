@@ -31,16 +31,11 @@ from typing import Any
 import polars as pl
 
 from ..errors import SearchEvalError
+from ..io.texts import queries_table
 from ..optional import require
 from ..options import check_choice
-from .grades import (
-    Grades,
-    _docs_table,
-    _pool_pairs,
-    _queries_table,
-    grade_names,
-    normalize_grades,
-)
+from ._labels import docs_texts, pool_pairs
+from .grades import Grades, grade_names, normalize_grades
 from .store import LabelStore
 
 _FEATURE = "sef.label_widget (without it, label with a sheet: sef.export_label_sheet)"
@@ -383,15 +378,15 @@ def label_widget(
         store.grades = grades
         store._lookup = normalize_grades(grades)
 
-    pairs = _pool_pairs(pool)
+    pairs = pool_pairs(pool)
     keep = ["query_id", "doc_id", *[c for c in _META_COLUMNS if c in pairs.columns]]
     table = pairs.select(keep).unique(["query_id", "doc_id"], keep="first", maintain_order=True)
     table = table.with_row_index("_order")
     if queries is not None:
-        table = table.join(_queries_table(queries), on="query_id", how="left")
+        table = table.join(queries_table(queries), on="query_id", how="left")
     if docs is not None:
         table = table.join(
-            _docs_table(docs, text_column, title_column, max_chars), on="doc_id", how="left"
+            docs_texts(docs, text_column, title_column, max_chars), on="doc_id", how="left"
         )
     if order == "query":  # queries by first appearance, then best rank within a query
         first = pl.col("_order").min().over("query_id")
