@@ -17,7 +17,7 @@ from typing import Any
 import polars as pl
 
 from ..core.evaluate import evaluate
-from ..errors import SearchEvalError
+from ..errors import InvalidOptionError
 from ..frames import input_kind, is_path, to_native
 from ..measures import parse_measure
 from ..options import check_choice
@@ -67,7 +67,7 @@ def unjudged_per_query(
 ) -> Any:
     """Per-query values (``run, query_id, measure, value``, the runs' frame kind)."""
     if unjudged not in UNJUDGED:  # checked by the caller; a guard for direct use
-        raise SearchEvalError(f"unjudged={unjudged!r}: use one of {UNJUDGED}")
+        raise InvalidOptionError(f"unjudged={unjudged!r}: use one of {UNJUDGED}")
     kind = input_kind(runs)
     r = runs_pl(runs)
     human, auto = split_sources(qrels)
@@ -98,7 +98,7 @@ def with_unjudged(per_query: Any, runs: Any, qrels: Any, measures: Any, unjudged
     """
     check_choice("compare", "unjudged", unjudged, UNJUDGED, example="unjudged='judge'")
     if qrels is None or measures is None:
-        raise SearchEvalError("compare(unjudged=...): pass the runs, qrels= and measures=")
+        raise InvalidOptionError("compare(unjudged=...): pass the runs, qrels= and measures=")
     run_input = runs if runs is not None else per_query
     out = unjudged_per_query(run_input, qrels, measures, unjudged, dict(evaluate_options))
     if isinstance(evaluate_options, dict):

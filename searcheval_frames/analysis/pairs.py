@@ -22,9 +22,11 @@ from ..errors import (
     DuplicateRowsError,
     EmptyInputError,
     IdMismatchError,
+    InsufficientDataError,
+    InvalidOptionError,
     InvalidScoreError,
     MissingColumnError,
-    SearchEvalError,
+    UnknownMeasureError,
     format_rows,
 )
 from ..frames import ALIASES, Kind, input_kind
@@ -44,7 +46,7 @@ def _resolve(df: pl.DataFrame, columns: Mapping[str, str] | None) -> pl.DataFram
     columns = dict(columns or {})
     unknown = set(columns) - set(_PQ_ALIASES)
     if unknown:
-        raise SearchEvalError(
+        raise InvalidOptionError(
             f"columns=: unknown name(s) {sorted(unknown)}; the keys are {sorted(_PQ_ALIASES)} "
             "and the values your column names, e.g. columns={'measure': 'metric'}"
         )
@@ -84,7 +86,7 @@ def _resolve(df: pl.DataFrame, columns: Mapping[str, str] | None) -> pl.DataFram
             out = out.with_columns(pl.col(col).cast(pl.String))
         nulls = out.filter(pl.col(col).is_null())
         if nulls.height:
-            raise SearchEvalError(
+            raise IdMismatchError(
                 f"per_query: column {found[col]!r} has {nulls.height} missing value(s):\n"
                 f"{format_rows(nulls)}\nDrop or fill those rows first."
             )
@@ -158,7 +160,7 @@ def select_measures(pq: pl.DataFrame, measures: Any) -> tuple[pl.DataFrame, list
             except Exception:
                 hit = None
         if hit is None:
-            raise SearchEvalError(
+            raise UnknownMeasureError(
                 f"measures=: {name!r} is not in the per-query frame; its measures are {present}"
             )
         chosen.append(hit)
@@ -246,9 +248,9 @@ def load(
     if qrels is not None:
         run_input = runs if runs is not None else per_query
         if run_input is None:
-            raise SearchEvalError("compare: qrels= given but no runs; pass the runs first")
+            raise InvalidOptionError("compare: qrels= given but no runs; pass the runs first")
         if measures is None:
-            raise SearchEvalError(
+            raise InvalidOptionError(
                 "compare: with runs and qrels, pass measures=, e.g. measures=['P@5', 'nDCG@10']"
             )
         from ..core.evaluate import evaluate
@@ -267,14 +269,14 @@ def load(
         pq, measure_list = select_measures(pq, None)
     else:
         if runs is not None:
-            raise SearchEvalError("compare: runs= needs qrels= (and measures=) to evaluate them")
+            raise InvalidOptionError("compare: runs= needs qrels= (and measures=) to evaluate them")
         if per_query is None:
-            raise SearchEvalError(
+            raise InvalidOptionError(
                 "compare: pass a per-query frame (evaluate(..., per_query=True)) or runs "
                 "with qrels= and measures="
             )
         if evaluate_options:
-            raise SearchEvalError(
+            raise InvalidOptionError(
                 f"compare: unexpected argument(s) {sorted(evaluate_options)}; evaluation "
                 "options apply only with runs and qrels="
             )
@@ -294,12 +296,12 @@ def choose_baselines(all_runs: list[str], baseline: str | Sequence[str] | None) 
         baselines = list(dict.fromkeys(str(b) for b in baseline))
     unknown = [b for b in baselines if b not in all_runs]
     if unknown:
-        raise SearchEvalError(
+        raise InvalidOptionError(
             f"baseline={unknown[0]!r} is not a run of the per-query frame; the runs are "
             f"{all_runs}"
         )
     if len(all_runs) < 2:
-        raise SearchEvalError(
+        raise InsufficientDataError(
             f"compare: need at least two runs to compare; the frame has {all_runs}"
         )
     return baselines

@@ -45,7 +45,7 @@ from typing import Any, Literal
 import numpy as np
 import polars as pl
 
-from ..errors import SearchEvalError, SearchEvalWarning
+from ..errors import InvalidOptionError, SearchEvalWarning
 from ..frames import to_native
 from ..options import check_choice, check_float, check_int, check_optional_int
 from . import stats as _st
@@ -263,7 +263,7 @@ def power(
     alternative = check_choice(fn, "alternative", alternative, _ALTERNATIVES)  # type: ignore[arg-type]
     method = check_choice(fn, "method", method, ("analytic", "simulation"))
     if method == "analytic" and test != "t":
-        raise SearchEvalError(
+        raise InvalidOptionError(
             f"power(test={test!r}, method='analytic'): the analytic power is that of the "
             "paired t-test; pass method='simulation' to simulate this test, or test='t'."
         )

@@ -35,7 +35,7 @@ import numpy as np
 import polars as pl
 
 from ..core.slicing import attach_slices, slice_keys
-from ..errors import SearchEvalError, SearchEvalWarning
+from ..errors import EmptyInputError, SearchEvalWarning
 from ..frames import Kind, to_native
 from ..options import check_float, check_int
 from . import stats as _st
@@ -179,7 +179,7 @@ def by_slice(compare: Callable[..., Any], args: dict[str, Any]) -> SliceComparis
         frames.append(f.select(*(pl.lit(v, dtype=sliced.schema[c]).alias(c)
                                  for c, v in zip(names, group, strict=True)), pl.all()))
     if not frames:
-        raise SearchEvalError("compare(by=...): no query to compare")
+        raise EmptyInputError("compare(by=...): no query to compare")
     frame = pl.concat(frames).sort(names, nulls_last=True, maintain_order=True)
     pvals = frame["p_value"].to_numpy().astype(np.float64)
     method = _st.canonical_correction(correction)

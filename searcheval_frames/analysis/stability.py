@@ -29,7 +29,7 @@ from typing import Any, Literal, NamedTuple
 import numpy as np
 import polars as pl
 
-from ..errors import SearchEvalError
+from ..errors import InvalidOptionError
 from ..frames import to_native
 from ..options import check_choice, check_float, check_int, check_optional_int
 from . import stats as _st
@@ -295,7 +295,7 @@ def stability(
         edges = np.asarray([check_float(fn, "bins", b, minimum=0, example="bins=10")
                             for b in bins])
         if edges.size < 2 or np.any(np.diff(edges) <= 0):
-            raise SearchEvalError(
+            raise InvalidOptionError(
                 f"stability(bins={list(bins)!r}): bin edges must be at least two increasing "
                 "numbers >= 0, e.g. bins=[0, 0.01, 0.02, 0.05], or a number of bins: bins=10")
     else:
@@ -306,7 +306,7 @@ def stability(
         size_list = [check_int(fn, "sizes", int(s) if isinstance(s, np.integer) else s,
                                minimum=1, example="sizes=[10, 20, 30]") for s in items]
         if not size_list:
-            raise SearchEvalError("stability(sizes=[]): give at least one size, or None")
+            raise InvalidOptionError("stability(sizes=[]): give at least one size, or None")
     rows: list[dict[str, Any]] = []
     swap_rows: list[dict[str, Any]] = []
     for m in data.measures:
@@ -318,7 +318,7 @@ def stability(
             size_list = sorted({int(v) for v in np.linspace(max(2, round(nq / 10)), nq, 10)})
         big = [s for s in size_list if s > nq]
         if big:
-            raise SearchEvalError(
+            raise InvalidOptionError(
                 f"stability(sizes={size_list}): {big[0]} is more than the {nq} queries of "
                 f"measure {m!r}; use sizes between 1 and {nq}.")
         if nq < MIN_QUERIES:

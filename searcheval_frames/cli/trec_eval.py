@@ -21,7 +21,7 @@ from typing import Any
 
 import polars as pl
 
-from ..errors import SearchEvalError, UnknownMeasureError
+from ..errors import InvalidOptionError, UnknownMeasureError
 from ..measures.base import split_outside
 
 __all__ = [
@@ -364,7 +364,7 @@ def expand_measures(specs: Sequence[str] | None, compat: str = "trec_eval-10") -
                     if not (r.family in explicit and _key(r) in defaults_of)]
     exp.requests.sort(key=lambda r: r.order)
     if not exp.requests:
-        raise SearchEvalError("no measure to compute; pass -m with a measure name")
+        raise InvalidOptionError("no measure to compute; pass -m with a measure name")
     return exp
 
 

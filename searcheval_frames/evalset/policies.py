@@ -13,7 +13,7 @@ from typing import Any, Literal, NamedTuple
 
 import polars as pl
 
-from ..errors import SearchEvalError, format_rows
+from ..errors import AmbiguousColumnError, InvalidOptionError, LabelConflictError, format_rows
 from ..frames import to_native
 
 __all__ = ["MergeResult", "check_policy", "settle"]
@@ -32,12 +32,12 @@ _POLICIES = ("majority", "max", "min", "prefer")
 def check_policy(policy: Any, tie: Any) -> None:
     """Refuse an unknown ``policy`` or ``tie`` (before any labels are read)."""
     if policy is not None and policy not in _POLICIES:
-        raise SearchEvalError(
+        raise InvalidOptionError(
             f"policy={policy!r}: use 'majority', 'max', 'min' or 'prefer' (with prefer=...), "
             "or None to refuse conflicts"
         )
     if tie is not None and tie not in ("max", "min"):
-        raise SearchEvalError(f"tie={tie!r}: use 'max' or 'min'")
+        raise InvalidOptionError(f"tie={tie!r}: use 'max' or 'min'")
 
 
 def settle(
@@ -57,20 +57,20 @@ def settle(
     prefer_list: list[str] = []
     if policy == "prefer":
         if prefer is None:
-            raise SearchEvalError(
+            raise InvalidOptionError(
                 "policy='prefer' needs prefer='name' (or a list, in order of authority); the "
                 f"assessors are {assessors}"
             )
         prefer_list = [prefer] if isinstance(prefer, str) else [str(p) for p in prefer]
         unknown = [p for p in prefer_list if p not in assessors]
         if unknown:
-            raise SearchEvalError(
+            raise InvalidOptionError(
                 f"prefer={prefer!r}: no labels by {unknown}; the assessors are {assessors}"
             )
     reserved = {"query_id", "doc_id", "merged", "rule"}
     clash = [a for a in assessors if a in reserved]
     if clash:
-        raise SearchEvalError(
+        raise AmbiguousColumnError(
             f"labels: assessor name(s) {clash} clash with report columns; rename the assessors"
         )
     key = ["query_id", "doc_id"]
@@ -89,7 +89,7 @@ def settle(
             wide = wide.with_columns(pl.lit(None, dtype=pl.Int64).alias(a))
     wide = wide.select(*key, *assessors).sort(key)
     if wide.height and policy is None:
-        raise SearchEvalError(
+        raise LabelConflictError(
             f"labels: {wide.height} document(s) got different labels from different "
             f"assessors:\n{format_rows(wide)}\nChoose how to settle them: "
             "policy='majority' (tie='max'), 'max', 'min', or policy='prefer', prefer='name'. "
@@ -105,7 +105,7 @@ def settle(
         ties = top.group_by(key).agg(pl.len().alias("_k")).filter(pl.col("_k") > 1)
         if ties.height and tie is None:
             shown = wide.join(ties.select(key), on=key, how="semi")
-            raise SearchEvalError(
+            raise LabelConflictError(
                 f"policy='majority': {ties.height} document(s) have no majority (a tie):\n"
                 f"{format_rows(shown)}\nPass tie='max' or tie='min', or use policy='prefer'."
             )
@@ -133,7 +133,7 @@ def settle(
         unsettled = conflict_keys.join(settled.select(key), on=key, how="anti")
         if unsettled.height:
             shown = wide.join(unsettled, on=key, how="semi")
-            raise SearchEvalError(
+            raise LabelConflictError(
                 f"policy='prefer': {unsettled.height} conflicting document(s) were not "
                 f"labelled by any of {prefer_list}:\n{format_rows(shown)}\nAdd more names "
                 "to prefer= or use another policy."

@@ -22,10 +22,12 @@ import polars as pl
 
 from ..errors import (
     DuplicateRowsError,
+    FileAccessError,
     FileFormatError,
+    IdMismatchError,
+    InvalidOptionError,
     InvalidRelevanceError,
     MissingColumnError,
-    SearchEvalError,
     format_rows,
 )
 from ..frames import _to_polars, input_kind, to_native
@@ -113,7 +115,7 @@ def export_label_sheet(
             "pool.unique(['query_id', 'doc_id'], keep='first')."
         )
     if max_chars is not None and (isinstance(max_chars, bool) or int(max_chars) < 1):
-        raise SearchEvalError(f"max_chars={max_chars!r}: must be a positive integer or None")
+        raise InvalidOptionError(f"max_chars={max_chars!r}: must be a positive integer or None")
     out = df.select("query_id", "doc_id").with_row_index("_order")
     if queries is not None:
         out = out.join(queries_table(queries), on="query_id", how="left")
@@ -149,7 +151,7 @@ def export_label_sheet(
                 fh, include_bom=suffix == ".csv", separator="\t" if suffix != ".csv" else ","
             ))
         else:
-            raise SearchEvalError(
+            raise FileFormatError(
                 f"path={str(path)!r}: unknown sheet format {suffix!r}; use .csv, .tsv or .parquet"
             )
     return to_native(out, kind)
@@ -251,7 +253,7 @@ def _check_keys_kept(raw: bytes, df: pl.DataFrame, path: Path) -> None:
 def _read_sheet(path: str | os.PathLike[str]) -> pl.DataFrame:
     p = Path(path)
     if not p.exists():
-        raise SearchEvalError(f"path={str(path)!r}: no such label sheet")
+        raise FileAccessError(f"path={str(path)!r}: no such label sheet")
     suffix = p.suffix.lower()
     try:
         if suffix == ".parquet":
@@ -268,7 +270,7 @@ def _read_sheet(path: str | os.PathLike[str]) -> pl.DataFrame:
             df = _read_csv(raw, sep, p)
             _check_keys_kept(raw, df, p)
         else:
-            raise SearchEvalError(
+            raise FileFormatError(
                 f"path={str(path)!r}: unknown sheet format {suffix!r}; use .csv, .tsv or .parquet"
             )
     except (pl.exceptions.PolarsError, pl.exceptions.PanicException) as exc:
@@ -371,7 +373,7 @@ def import_label_sheet(
         | (pl.col("doc_id") == "")
     )
     if bad_ids.height:
-        raise SearchEvalError(
+        raise IdMismatchError(
             f"{src}: {bad_ids.height} row(s) have an empty query_id or doc_id:\n"
             f"{format_rows(bad_ids.select('row', 'query_id', 'doc_id'))}\n"
             "Restore the ids from the exported sheet or delete those rows."
@@ -382,7 +384,7 @@ def import_label_sheet(
             pl.col("key").str.strip_chars() != pl.col("_expected")
         )
         if edited.height:
-            raise SearchEvalError(
+            raise IdMismatchError(
                 f"{src}: {edited.height} row(s) were edited out of the pool: their query_id/"
                 "doc_id no longer match the row's key checksum (edited ids, or a spreadsheet "
                 "turned '007' into '7'):\n"
@@ -393,7 +395,7 @@ def import_label_sheet(
         pairs = pool_pairs(pool).select("query_id", "doc_id").unique()
         outside = df.join(pairs, on=["query_id", "doc_id"], how="anti")
         if outside.height:
-            raise SearchEvalError(
+            raise IdMismatchError(
                 f"{src}: {outside.height} row(s) are not in the pool:\n"
                 f"{format_rows(outside.select('row', 'query_id', 'doc_id'))}\n"
                 "Only label the exported rows; remove rows you added or fix edited ids."
@@ -423,13 +425,13 @@ def import_label_sheet(
     blank = df.filter(pl.col("relevance").is_null())
     if blank.height:
         if unlabelled == "error":
-            raise SearchEvalError(
+            raise InvalidRelevanceError(
                 f"{src}: {blank.height} row(s) have no label:\n"
                 f"{format_rows(blank.select('row', 'query_id', 'doc_id'))}\n"
                 "Label them or pass unlabelled='skip'."
             )
         if unlabelled != "skip":
-            raise SearchEvalError(f"unlabelled={unlabelled!r}: use 'skip' or 'error'")
+            raise InvalidOptionError(f"unlabelled={unlabelled!r}: use 'skip' or 'error'")
         warnings.warn(
             f"import_label_sheet: {blank.height} of {df.height} row(s) have no label yet and "
             "were skipped",

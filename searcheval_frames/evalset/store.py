@@ -18,7 +18,7 @@ from typing import Any, Literal
 
 import polars as pl
 
-from ..errors import FileFormatError, InvalidRelevanceError, SearchEvalError
+from ..errors import FileAccessError, FileFormatError, InvalidOptionError, InvalidRelevanceError
 from ..frames import input_kind, qrels_frame, to_native
 from ..io.write import _atomic_write
 from ._journal import CORE_KEYS, line_of, locked, parse_line
@@ -127,7 +127,7 @@ class LabelStore:
         #: torn trailing bytes found when the journal was read (a writer died mid-line)
         self.torn: bytes | None = None
         if self.path.exists() and self.path.is_dir():
-            raise SearchEvalError(f"path={str(path)!r} is a directory; give a file name")
+            raise FileAccessError(f"path={str(path)!r} is a directory; give a file name")
         self._refresh()
         if self.torn is not None:
             warnings.warn(
@@ -358,7 +358,7 @@ class LabelStore:
             )
         for name, v in (("query_id", query_id), ("doc_id", doc_id)):
             if v is None or str(v) == "":
-                raise SearchEvalError(f"{name}={v!r}: an id is needed to store a label")
+                raise InvalidOptionError(f"{name}={v!r}: an id is needed to store a label")
         rec = {
             "query_id": str(query_id),
             "doc_id": str(doc_id),

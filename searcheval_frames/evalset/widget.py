@@ -30,7 +30,7 @@ from typing import Any
 
 import polars as pl
 
-from ..errors import SearchEvalError
+from ..errors import EmptyInputError, InvalidOptionError
 from ..io.texts import queries_table
 from ..optional import require
 from ..options import check_choice
@@ -165,7 +165,7 @@ class LabelWidget(anywidget.AnyWidget):
         for i in range(len(self._items)):
             if self._key(i) == key:
                 return i
-        raise SearchEvalError(f"({query_id!r}, {doc_id!r}) is not in the pool of this widget")
+        raise InvalidOptionError(f"({query_id!r}, {doc_id!r}) is not in the pool of this widget")
 
     # ------------------------------------------------------------------ actions
     def goto(self, index: int) -> None:
@@ -173,7 +173,7 @@ class LabelWidget(anywidget.AnyWidget):
         if not self._items:
             self._pos = -1
         elif not 0 <= index < len(self._items):
-            raise SearchEvalError(f"index={index}: the pool has {len(self._items)} documents")
+            raise InvalidOptionError(f"index={index}: the pool has {len(self._items)} documents")
         else:
             self._pos = index
         self._sync()
@@ -207,7 +207,7 @@ class LabelWidget(anywidget.AnyWidget):
         """
         i = self._pos if index is None else index
         if not 0 <= i < len(self._items):
-            raise SearchEvalError("label: no document is shown (the pool is empty)")
+            raise EmptyInputError("label: no document is shown (the pool is empty)")
         q, d = self._key(i)
         rec = self.store.append(q, d, grade)
         self._labels[(q, d)] = rec["label"]
@@ -355,13 +355,13 @@ def label_widget(
     if pool is None and store is not None and not isinstance(store, LabelStore | str | os.PathLike):
         store, pool = None, store  # label_widget(pool, ...)
     if pool is None:
-        raise SearchEvalError(
+        raise InvalidOptionError(
             "label_widget: give the pool to label, e.g. label_widget(pool) or "
             "label_widget('labels/alice.jsonl', pool)"
         )
     if isinstance(store, LabelStore):
         if assessor is not None and assessor != store.assessor:
-            raise SearchEvalError(
+            raise InvalidOptionError(
                 f"assessor={assessor!r} differs from the store's ({store.assessor!r}); open "
                 "LabelStore(path, assessor=...) for that person or leave assessor out"
             )

@@ -19,18 +19,18 @@ import numpy as np
 import polars as pl
 
 from ..core.evaluate import _qrels_from, evaluate_frames
-from ..errors import SearchEvalError, SearchEvalWarning
+from ..errors import IdMismatchError, SearchEvalWarning
 from ..measures import parse_measures
 from ..options import _fail, check_choice, check_float, check_int, check_optional_int
-from .methods import (
+from ._shared import (
     RANK_METHODS,
-    _check_method,
-    _check_norm,
-    _combine,
-    _finish,
-    _prepare,
-    _run_names,
-    _runs_frame,
+    check_method,
+    check_norm,
+    combine,
+    finish,
+    prepare,
+    run_names,
+    runs_frame,
 )
 
 __all__ = ["FusionSearch", "optimize_fusion"]
@@ -208,11 +208,11 @@ def optimize_fusion(
     ms = parse_measures(measure)
     if len(ms) != 1:
         raise _fail(func, "measure", measure, "must name one measure", "measure='nDCG@10'")
-    method = _check_method(func, method)
+    method = check_method(func, method)
     method = check_choice(func, "method", method, TUNABLE, example="method='wsum'")
     if norm == "auto":
         norm = None if method in RANK_METHODS else "min-max"
-    norm = _check_norm(func, norm, method)
+    norm = check_norm(func, norm, method)
     if grid is not None and trials is not None:
         raise _fail(func, "trials", trials, "cannot be combined with grid=; pick one",
                     "grid=0.1 or trials=200")
@@ -223,8 +223,8 @@ def optimize_fusion(
     ks = _check_ks(func, k) if method == "rrf" else [60.0]
     train_ids = _query_set(func, train_queries)
 
-    df, _ = _runs_frame(runs, None)
-    names = _run_names(df)
+    df, _ = runs_frame(runs, None)
+    names = run_names(df)
     qrels_df = _qrels_from(qrels, None)
     n = len(names)
     tune_weights = method == "wsum" or grid is not None or trials is not None
@@ -248,7 +248,7 @@ def optimize_fusion(
     else:
         unknown = sorted(train_ids - set(judged.to_list()))
         if len(unknown) == len(train_ids):
-            raise SearchEvalError(
+            raise IdMismatchError(
                 f"{func}: none of the train_queries has relevance labels (e.g. "
                 f"{unknown[:3]}); the qrels' query ids look like {judged.head(3).to_list()}"
             )
@@ -258,7 +258,7 @@ def optimize_fusion(
         train_q = judged.filter(judged.is_in(list(train_ids)))
         test_q = judged.filter(~judged.is_in(list(train_ids)))
 
-    prep = _prepare(df, names, method, norm)
+    prep = prepare(df, names, method, norm)
 
     def scores(q: pl.Series, chosen: list[tuple[float, tuple[float, ...] | None]]) -> list[float]:
         qrels_q = qrels_df.filter(pl.col("query_id").is_in(q.implode()))
@@ -267,7 +267,7 @@ def optimize_fusion(
         for start in range(0, len(chosen), BATCH):
             batch = chosen[start:start + BATCH]
             fused = pl.concat([
-                _finish(_combine(prep_q, method, n, list(w) if w else None, kv), depth, f"c{i}")
+                finish(combine(prep_q, method, n, list(w) if w else None, kv), depth, f"c{i}")
                 for i, (kv, w) in enumerate(batch, start=start)
             ])
             with warnings.catch_warnings():
