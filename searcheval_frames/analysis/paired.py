@@ -41,7 +41,10 @@ _BATCH = 4_000_000  # elements per block in vectorised resampling
 
 # --------------------------------------------------------------------------- input
 class Paired(NamedTuple):
-    """Per-query scores as one queries x runs matrix per measure (internal)."""
+    """Per-query scores as one queries x runs matrix per measure (internal).
+
+    Not a result: power and stability build their results (frames in ``kind``) from it.
+    """
 
     kind: Kind
     runs: list[str]

@@ -52,10 +52,19 @@ _BATCH = 4_000_000
 
 # --------------------------------------------------------------------------- discriminative power
 class DiscriminativePower(NamedTuple):
-    """``summary``: one row per measure; ``asl``: one row per (measure, run pair), sorted."""
+    """``summary``: one row per measure; ``asl``: one row per (measure, run pair), sorted.
+
+    Both in the caller's frame kind; ``.frame`` is ``summary`` (``summary, asl = ...``
+    unpacking works too).
+    """
 
     summary: Any
     asl: Any
+
+    @property
+    def frame(self) -> Any:
+        """The per-measure summary, in the caller's frame kind."""
+        return self.summary
 
 
 def bootstrap_asl(d: np.ndarray, idx: np.ndarray) -> np.ndarray:
@@ -198,10 +207,19 @@ def discriminative_power(
 
 # --------------------------------------------------------------------------- stability
 class Stability(NamedTuple):
-    """``summary``: one row per (measure, size); ``swaps``: per (measure, size, Δ bin)."""
+    """``summary``: one row per (measure, size); ``swaps``: per (measure, size, Δ bin).
+
+    Both in the caller's frame kind; ``.frame`` is ``summary`` (``summary, swaps = ...``
+    unpacking works too).
+    """
 
     summary: Any
     swaps: Any
+
+    @property
+    def frame(self) -> Any:
+        """The per-(measure, size) summary, in the caller's frame kind."""
+        return self.summary
 
 
 def _signs(diff: np.ndarray, scale: float) -> np.ndarray:

@@ -152,7 +152,7 @@ def canonical_ci_method(name: str, func: str = "compare") -> str:
     return key
 
 
-def _check_alternative(alternative: str, func: str = "compare") -> None:
+def check_alternative(alternative: str, func: str = "compare") -> None:
     if alternative not in _ALTERNATIVES:
         raise _unknown_option(func, "alternative", alternative, _ALTERNATIVES)
 
@@ -339,7 +339,7 @@ def _paired_test(x: Any, y: Any, test: str, *, alternative: str, n_resamples: in
     stats = require("scipy.stats", "paired tests and intervals")
 
     x, y = _paired_arrays(x, y)
-    _check_alternative(alternative)
+    check_alternative(alternative)
     name = canonical_test(test)
     d = x - y
     if degenerate_reason(d) is not None:  # too few queries, all ties, no spread (#26)

@@ -120,6 +120,8 @@ class Agreement:
         How many documents that is.
     assessors, categories
         The assessors (sorted) and the grade values used.
+    frame
+        :attr:`pairs` (the result convention: ``.frame`` in the caller's frame kind).
     """
 
     pairs: Any
@@ -129,6 +131,11 @@ class Agreement:
     categories: list[int]
     _long: pl.DataFrame = field(repr=False)
     _kind: Any = field(repr=False)
+
+    @property
+    def frame(self) -> Any:
+        """The per-pair agreement frame (:attr:`pairs`), in the caller's frame kind."""
+        return self.pairs
 
     def confusion(self, a: str | None = None, b: str | None = None) -> Any:
         """Confusion matrix of two assessors (default: the first pair) as a frame.

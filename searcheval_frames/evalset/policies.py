@@ -20,10 +20,19 @@ __all__ = ["MergeResult", "check_policy", "settle"]
 
 
 class MergeResult(NamedTuple):
-    """What :func:`merge_labels` returns: ``qrels, conflicts = merge_labels(...)``."""
+    """What :func:`merge_labels` returns: ``qrels, conflicts = merge_labels(...)``.
+
+    Both frames are in the caller's frame kind; ``.frame`` is ``qrels`` (the result
+    convention of the package: every result's main frame is ``.frame``).
+    """
 
     qrels: Any
     conflicts: Any
+
+    @property
+    def frame(self) -> Any:
+        """The merged qrels (``query_id, doc_id, relevance``), in the caller's frame kind."""
+        return self.qrels
 
 
 _POLICIES = ("majority", "max", "min", "prefer")
