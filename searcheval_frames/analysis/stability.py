@@ -349,26 +349,7 @@ def stability(
             edges = np.linspace(0.0, top, nbins + 1)
         for s in size_list:
             rng = _st.pair_rng(seed, m, f"size={s}")
-            taus, nswap, ncomp = [], np.zeros(edges.size - 1), np.zeros(edges.size - 1)
-            step = max(1, _BATCH // max(nq, nr * nr))
-            for start in range(0, n_samples, step):
-                c = min(step, n_samples - start)
-                order = np.argsort(rng.random((c, nq)), axis=1)
-                mean_a = _membership(order, 0, s) @ x / s
-                taus.append(kendall_tau_rows(mean_a, full, scale))
-                if 2 * s <= nq:
-                    mean_b = _membership(order, s, 2 * s) @ x / s
-                    da = mean_a[:, i] - mean_a[:, j]
-                    swapped = _signs(da, scale) * _signs(mean_b[:, i] - mean_b[:, j], scale) < 0
-                    k = np.clip(np.searchsorted(edges, np.abs(da), side="right") - 1,
-                                0, edges.size - 2)
-                    ncomp += np.bincount(k.ravel(), minlength=edges.size - 1)
-                    nswap += np.bincount(k.ravel(), weights=swapped.ravel(),
-                                         minlength=edges.size - 1)
-            # τ is undefined (NaN) for a sample whose runs all tie; those are left out,
-            # and every statistic is NaN when the full ranking itself is one big tie
-            tau = np.concatenate(taus)
-            tau = tau[~np.isnan(tau)] if (~np.isnan(tau)).any() else np.full(1, np.nan)
+            tau, nswap, ncomp = _subsets(x, full, scale, s, edges, n_samples, rng)
             if nq < MIN_QUERIES:  # a "τ = 1" on two queries would only look stable (#26)
                 tau, ncomp = np.full(1, np.nan), np.zeros_like(ncomp)
             row: dict[str, Any] = {"measure": m, "size": s, "n_samples": n_samples,
@@ -380,18 +361,52 @@ def stability(
             row["swap_rate"] = float(nswap.sum() / ncomp.sum()) if ncomp.sum() else None
             rows.append(row)
             if ncomp.sum():
-                for b in range(edges.size - 1):
-                    swap_rows.append({
-                        "measure": m, "size": s, "bin": b, "delta_low": float(edges[b]),
-                        "delta_high": float(edges[b + 1]) if b < edges.size - 2 else math.inf,
-                        "n_comparisons": int(ncomp[b]), "n_swaps": int(nswap[b]),
-                        "swap_rate": float(nswap[b] / ncomp[b]) if ncomp[b] else None})
+                swap_rows += _swap_rows(m, s, edges, nswap, ncomp)
     summary = pl.DataFrame(rows).with_columns(pl.col("swap_rate").cast(pl.Float64))
     swap_schema = {"measure": pl.String, "size": pl.Int64, "bin": pl.Int64,
                    "delta_low": pl.Float64, "delta_high": pl.Float64,
                    "n_comparisons": pl.Int64, "n_swaps": pl.Int64, "swap_rate": pl.Float64}
     swaps = pl.DataFrame(swap_rows, schema=swap_schema, orient="row")
     return Stability(to_native(summary, data.kind), to_native(swaps, data.kind))
+
+
+def _subsets(x: np.ndarray, full: np.ndarray, scale: float, s: int, edges: np.ndarray,
+             n_samples: int, rng: np.random.Generator) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+    """τ of ``n_samples`` random subsets of ``s`` queries to the full ranking, and the
+    swaps / comparisons per Δ bin between pairs of disjoint subsets (when ``2s <= n``)."""
+    nq, nr = x.shape
+    i, j = np.triu_indices(nr, 1)
+    taus, nswap, ncomp = [], np.zeros(edges.size - 1), np.zeros(edges.size - 1)
+    step = max(1, _BATCH // max(nq, nr * nr))
+    for start in range(0, n_samples, step):
+        c = min(step, n_samples - start)
+        order = np.argsort(rng.random((c, nq)), axis=1)
+        mean_a = _membership(order, 0, s) @ x / s
+        taus.append(kendall_tau_rows(mean_a, full, scale))
+        if 2 * s <= nq:
+            mean_b = _membership(order, s, 2 * s) @ x / s
+            da = mean_a[:, i] - mean_a[:, j]
+            swapped = _signs(da, scale) * _signs(mean_b[:, i] - mean_b[:, j], scale) < 0
+            k = np.clip(np.searchsorted(edges, np.abs(da), side="right") - 1,
+                        0, edges.size - 2)
+            ncomp += np.bincount(k.ravel(), minlength=edges.size - 1)
+            nswap += np.bincount(k.ravel(), weights=swapped.ravel(),
+                                 minlength=edges.size - 1)
+    # τ is undefined (NaN) for a sample whose runs all tie; those are left out,
+    # and every statistic is NaN when the full ranking itself is one big tie
+    tau = np.concatenate(taus)
+    tau = tau[~np.isnan(tau)] if (~np.isnan(tau)).any() else np.full(1, np.nan)
+    return tau, nswap, ncomp
+
+
+def _swap_rows(m: str, s: int, edges: np.ndarray, nswap: np.ndarray,
+               ncomp: np.ndarray) -> list[dict[str, Any]]:
+    """One row per Δ bin: its edges (the last open-ended), comparisons, swaps, rate."""
+    return [{"measure": m, "size": s, "bin": b, "delta_low": float(edges[b]),
+             "delta_high": float(edges[b + 1]) if b < edges.size - 2 else math.inf,
+             "n_comparisons": int(ncomp[b]), "n_swaps": int(nswap[b]),
+             "swap_rate": float(nswap[b] / ncomp[b]) if ncomp[b] else None}
+            for b in range(edges.size - 1)]
 
 
 def _warn_untestable(fn: str, measure: str, d: np.ndarray) -> None:

@@ -321,7 +321,7 @@ def import_label_sheet(
     ------
     InvalidRelevanceError
         Labels that are not one of ``grades``.
-    SearchEvalError
+    IdMismatchError
         Rows edited out of the pool: ids that do not match the sheet's ``key`` checksum,
         or pairs not in ``pool``.
     DuplicateRowsError
@@ -339,19 +339,44 @@ def import_label_sheet(
     ...     sef.import_label_sheet(sheet).rows()
     [('q1', 'd1', 2)]
     """
+    df, kind, src, header = _sheet_frame(sheet)
+    lookup = normalize_grades(grades)
+    df = _checked_ids(df, src, header, label_column, pool)
+    df = df.with_columns(pl.Series("relevance", _parsed_labels(df, label_column, lookup, grades,
+                                                               src), dtype=pl.Int64))
+    blank = df.filter(pl.col("relevance").is_null())
+    if blank.height:
+        if unlabelled == "error":
+            raise InvalidRelevanceError(
+                f"{src}: {blank.height} row(s) have no label:\n"
+                f"{format_rows(blank.select('row', 'query_id', 'doc_id'))}\n"
+                "Label them or pass unlabelled='skip'."
+            )
+        if unlabelled != "skip":
+            raise InvalidOptionError(f"unlabelled={unlabelled!r}: use 'skip' or 'error'")
+        warnings.warn(
+            f"import_label_sheet: {blank.height} of {df.height} row(s) have no label yet and "
+            "were skipped",
+            stacklevel=2,
+        )
+    return to_native(_deduplicated(df.filter(pl.col("relevance").is_not_null()), src), kind)
+
+
+def _sheet_frame(sheet: Any) -> tuple[pl.DataFrame, Any, str, str]:
+    """The sheet as polars, the kind to give back, its name and where its header is."""
     if isinstance(sheet, str | os.PathLike):
         df = _read_sheet(sheet)
-        kind = input_kind(df)
         src = f"sheet {str(sheet)!r}"
         # column problems are in the header row (Parquet: the file's schema)
         parquet = Path(sheet).suffix.lower() == ".parquet"
-        header = f"{src}, {'schema' if parquet else 'header row (line 1)'}"
-    else:
-        kind = input_kind(sheet)
-        df = _to_polars(sheet, "sheet")
-        src = "sheet"
-        header = src
-    lookup = normalize_grades(grades)
+        return df, input_kind(df), src, f"{src}, {'schema' if parquet else 'header row (line 1)'}"
+    return _to_polars(sheet, "sheet"), input_kind(sheet), "sheet", "sheet"
+
+
+def _checked_ids(df: pl.DataFrame, src: str, header: str, label_column: str,
+                 pool: Any) -> pl.DataFrame:
+    """``row`` (as a spreadsheet numbers it), ``query_id``, ``doc_id`` added; ids that are
+    empty, edited (the ``key`` checksum) or outside ``pool`` refused."""
     qid = id_column(df, "query_id", header)
     did = id_column(df, "doc_id", header)
     if label_column not in df.columns:
@@ -400,7 +425,12 @@ def import_label_sheet(
                 f"{format_rows(outside.select('row', 'query_id', 'doc_id'))}\n"
                 "Only label the exported rows; remove rows you added or fix edited ids."
             )
-    # labels
+    return df
+
+
+def _parsed_labels(df: pl.DataFrame, label_column: str, lookup: dict[str, int] | None,
+                   grades: Grades, src: str) -> list[int | None]:
+    """Each row's label as an integer (None when blank); unknown labels refused."""
     raw = df[label_column].to_list()
     parsed: list[int | None] = []
     bad_rows: list[int] = []
@@ -421,23 +451,12 @@ def import_label_sheet(
             f"{src}: {len(bad_rows)} unknown label(s) in column {label_column!r}:\n"
             f"{format_rows(bad)}\nAllowed labels: {allowed}. Fix the cells or pass grades=."
         )
-    df = df.with_columns(pl.Series("relevance", parsed, dtype=pl.Int64))
-    blank = df.filter(pl.col("relevance").is_null())
-    if blank.height:
-        if unlabelled == "error":
-            raise InvalidRelevanceError(
-                f"{src}: {blank.height} row(s) have no label:\n"
-                f"{format_rows(blank.select('row', 'query_id', 'doc_id'))}\n"
-                "Label them or pass unlabelled='skip'."
-            )
-        if unlabelled != "skip":
-            raise InvalidOptionError(f"unlabelled={unlabelled!r}: use 'skip' or 'error'")
-        warnings.warn(
-            f"import_label_sheet: {blank.height} of {df.height} row(s) have no label yet and "
-            "were skipped",
-            stacklevel=2,
-        )
-    df = df.filter(pl.col("relevance").is_not_null())
+    return parsed
+
+
+def _deduplicated(df: pl.DataFrame, src: str) -> pl.DataFrame:
+    """``query_id, doc_id, relevance``: repeats with one label dropped (with a warning),
+    repeats with different labels refused."""
     key = ["query_id", "doc_id"]
     dup = df.filter(pl.struct(key).is_duplicated())
     if dup.height:
@@ -455,8 +474,7 @@ def import_label_sheet(
         warnings.warn(
             f"import_label_sheet: {dup.height - dup.select(key).unique().height} repeated "
             "row(s) with the same label were dropped",
-            stacklevel=2,
+            stacklevel=3,
         )
         df = df.unique(key, keep="first", maintain_order=True)
-    out = df.select("query_id", "doc_id", "relevance")
-    return to_native(out, kind)
+    return df.select("query_id", "doc_id", "relevance")
