@@ -119,8 +119,7 @@ class LabelStore:
     ) -> None:
         self.assessor = str(assessor) if assessor is not None else _default_assessor()
         self.path = Path(path) if path is not None else default_journal(self.assessor)
-        self.grades = grades
-        self._lookup = normalize_grades(grades)
+        self.grades = grades  # (also the lookup of accepted labels)
         self._fd: int | None = None
         self._offset = 0
         self._records: list[dict[str, Any]] = []
@@ -137,7 +136,19 @@ class LabelStore:
                 stacklevel=2,
             )
 
+    @property
+    def grades(self) -> Grades:
+        """The accepted labels (see :func:`~searcheval_frames.evalset.grades.normalize_grades`);
+        setting them checks them and updates what :meth:`append` accepts."""
+        return self._grades
+
+    @grades.setter
+    def grades(self, grades: Grades) -> None:
+        self._lookup = normalize_grades(grades)
+        self._grades = grades
+
     # ------------------------------------------------------------------ reading
+
     def _refresh(self) -> None:
         """Read lines appended since the last read (by us or by another process)."""
         if not self.path.exists():

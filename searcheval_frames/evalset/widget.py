@@ -375,8 +375,7 @@ def label_widget(
         grades = (0, 1, 2, 3)
     normalize_grades(grades)  # validates
     if store.grades is None:
-        store.grades = grades
-        store._lookup = normalize_grades(grades)
+        store.grades = grades  # (the store's setter updates the labels it accepts)
 
     pairs = pool_pairs(pool)
     keep = ["query_id", "doc_id", *[c for c in _META_COLUMNS if c in pairs.columns]]

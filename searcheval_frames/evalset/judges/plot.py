@@ -50,7 +50,7 @@ def judge_confusion_plot(ag: JudgeAgreement, *, ax: Any = None, title: str | Non
     'judge grade'
     """
     ax = _ax(ax, (4.2, 3.8))
-    m = np.asarray(ag._m, dtype=np.float64)
+    m = np.asarray(ag.counts, dtype=np.float64)
     share = m / np.where(m.sum(axis=1, keepdims=True) == 0, 1, m.sum(axis=1, keepdims=True))
     im = ax.imshow(share, cmap="Blues", vmin=0, vmax=1, origin="upper")
     cats = ag.categories
