@@ -210,6 +210,20 @@ def _check_options(fn: str, *, alpha: Any, power: Any, test: Any, alternative: A
             n_resamples, seed)
 
 
+def _pair_sd(d: np.ndarray, sd_mode: str | float, pooled: float | None, pair: str) -> float:
+    """``σ_d`` of one pair (its own, pooled or planned); NaN, with a warning, when the
+    differences have no spread."""
+    s = float(np.std(d, ddof=1) if sd_mode == "pair"
+              else pooled if pooled is not None else sd_mode)
+    if not s > 1e-12 * max(1.0, float(np.abs(d).max())):
+        warnings.warn(
+            f"power: {pair}: the per-query differences have no "
+            "spread (sd = 0), so power is undefined; the row holds NaN.",
+            SearchEvalWarning, stacklevel=4)
+        s = float("nan")
+    return s
+
+
 def power(
     per_query: Any,
     baseline: str | Sequence[str] | None = None,
@@ -303,14 +317,7 @@ def power(
         for run, base in run_pairs(fn, data, m, baseline):
             d = x[:, col[run]] - x[:, col[base]]
             obs = float(d.mean())
-            s = float(np.std(d, ddof=1) if sd_mode == "pair"
-                      else pooled if pooled is not None else sd_mode)
-            if not s > 1e-12 * max(1.0, float(np.abs(d).max())):
-                warnings.warn(
-                    f"power: {run!r} - {base!r} on {m!r}: the per-query differences have no "
-                    "spread (sd = 0), so power is undefined; the row holds NaN.",
-                    SearchEvalWarning, stacklevel=2)
-                s = float("nan")
+            s = _pair_sd(d, sd_mode, pooled, f"{run!r} - {base!r} on {m!r}")
             sim = None
             if method == "simulation" and math.isfinite(s):
                 sim = _Sim(d, None if sd_mode == "pair" else s, test, alternative, alpha,

@@ -22,7 +22,7 @@ from .pairs import pair_queries as _pair_queries
 from .pairs import per_query_input as _per_query_input
 from .pairs import select_measures as _select_measures
 
-__all__ = ["DIFF_COLUMNS", "query_diff"]
+__all__ = ["DIFF_COLUMNS", "diff_frame", "query_diff"]
 
 #: Columns of :func:`query_diff`'s result (``query`` only when ``queries=`` is given).
 DIFF_COLUMNS: tuple[str, ...] = (
@@ -32,7 +32,7 @@ DIFF_COLUMNS: tuple[str, ...] = (
 DEFAULT_MEASURE = "nDCG@10"
 
 
-def _diff_pl(
+def diff_frame(
     pq: pl.DataFrame,
     *,
     baseline: str | None,
@@ -91,6 +91,9 @@ def _diff_pl(
         out = out.join(queries, on="query_id", how="left", maintain_order="left")
         cols.insert(4, "query")
     return out.select(cols)
+
+
+_diff_pl = diff_frame  # the old name, until report/build.py imports diff_frame
 
 
 def query_diff(
@@ -185,6 +188,6 @@ def query_diff(
                 "options apply only with runs and qrels="
             )
         pq = _per_query_input(source, columns)
-    out = _diff_pl(pq, baseline=baseline, run=run, measure=measure, missing=missing,
+    out = diff_frame(pq, baseline=baseline, run=run, measure=measure, missing=missing,
                    tie_tolerance=tie_tolerance, queries=queries_table(queries))
     return to_native(out, kind)

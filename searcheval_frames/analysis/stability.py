@@ -43,6 +43,7 @@ __all__ = [
     "bootstrap_asl",
     "discriminative_power",
     "kendall_tau_rows",
+    "quantile_name",
     "stability",
 ]
 
@@ -249,9 +250,13 @@ def _membership(order: np.ndarray, start: int, stop: int) -> np.ndarray:
     return m
 
 
-def _qname(q: float) -> str:
+def quantile_name(q: float) -> str:
+    """The column of the ``q`` quantile of τ: ``tau_q05`` for 0.05, ``tau_q2.5`` for 0.025."""
     pct = q * 100
     return f"tau_q{round(pct):02d}" if abs(pct - round(pct)) < 1e-9 else f"tau_q{pct:g}"
+
+
+_qname = quantile_name  # the old name, until figures/power_plots.py imports quantile_name
 
 
 def stability(
@@ -356,7 +361,7 @@ def stability(
                                    "n_queries": nq, "n_runs": nr,
                                    "tau_mean": float(np.mean(tau)),
                                    "tau_median": float(np.median(tau))}
-            row.update({_qname(q): float(np.quantile(tau, q)) for q in qs})
+            row.update({quantile_name(q): float(np.quantile(tau, q)) for q in qs})
             row["tau_min"] = float(np.min(tau))
             row["swap_rate"] = float(nswap.sum() / ncomp.sum()) if ncomp.sum() else None
             rows.append(row)
