@@ -17,12 +17,15 @@ __all__ = [
     "FileAccessError",
     "FileFormatError",
     "IdMismatchError",
+    "InsufficientDataError",
     "InvalidOptionError",
     "InvalidRelevanceError",
     "InvalidScoreError",
+    "LabelConflictError",
     "LazyPlanError",
     "MissingColumnError",
     "PaddedIdError",
+    "PluginError",
     "SearchEvalError",
     "SearchEvalWarning",
     "UnknownMeasureError",
@@ -141,3 +144,15 @@ class FileAccessError(SearchEvalError):
 
 class UnknownOptionError(SearchEvalError, TypeError):
     """A keyword argument no function of the call accepts (also a ``TypeError``)."""
+
+
+class InsufficientDataError(SearchEvalError):
+    """Too few runs, queries or assessors for the computation (two runs to compare, ...)."""
+
+
+class LabelConflictError(SearchEvalError):
+    """Assessors gave one document different labels and the merge policy cannot settle it."""
+
+
+class PluginError(SearchEvalError):
+    """A measure plugin (a ``--plugin`` file or an entry point) that fails to load."""

@@ -24,7 +24,9 @@ from typing import Any
 
 from ..errors import SearchEvalError
 from ..optional import MissingDependencyError
-from .common import EXIT_INPUT, EXIT_OK, EXIT_USAGE, _one_line, _read_runs
+from ._common import EXIT_INPUT, EXIT_OK, EXIT_USAGE
+from ._common import one_line as _one_line
+from ._common import read_runs as _read_runs
 
 __all__ = ["build_parser", "main"]
 
@@ -220,7 +222,7 @@ def main(argv: Sequence[str]) -> int:
     except BrokenPipeError:
         return EXIT_OK
     except OSError as exc:  # any other OSError: one line too (issue #22)
-        from .common import os_error_line
+        from ._common import os_error_line
 
         print(f"searcheval report: error: {os_error_line(exc)}", file=sys.stderr)
         return EXIT_INPUT

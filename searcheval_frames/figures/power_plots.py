@@ -22,7 +22,7 @@ import numpy as np
 import polars as pl
 
 from ..analysis.power import power as _power
-from ..analysis.stability import Stability, _qname
+from ..analysis.stability import Stability, quantile_name
 from ..analysis.stability import stability as _stability
 from ..errors import InvalidOptionError
 from ..frames import _to_polars
@@ -314,7 +314,7 @@ class StabilityCurveDisplay(Display):
         df = self.frame
         cols: tuple[str, str] | None = None
         if band is not None:
-            cols = (_qname(band[0]), _qname(band[1]))
+            cols = (quantile_name(band[0]), quantile_name(band[1]))
             if not set(cols) <= set(df.columns):
                 raise InvalidOptionError(
                     f"stability_curve(band={band!r}): the data have no {cols} columns; "
