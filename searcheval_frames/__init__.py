@@ -39,6 +39,7 @@ _LAZY: dict[str, str] = {
     "Comparison": "analysis.compare",
     "leaderboard": "analysis.leaderboard",
     "Leaderboard": "analysis.leaderboard",
+    "SlicedLeaderboard": "analysis.leaderboard_slices",
     "leaderboard_plot": "figures.leaderboard",
     "leaderboard_plot_data": "figures.leaderboard",
     # files
@@ -57,6 +58,15 @@ _LAZY: dict[str, str] = {
     "per_query_delta": "figures",
     "metric_distribution": "figures",
     "save_figure": "figures",
+    # the figures' Displays: from_* computes the data, .plot() draws (issue #19)
+    "BenchmarkBarsDisplay": "figures",
+    "MetricDistributionDisplay": "figures",
+    "PerQueryDeltaDisplay": "figures",
+    "PRCurveDisplay": "figures",
+    "TradeoffDisplay": "figures",
+    "PowerCurveDisplay": "figures.power_plots",
+    "StabilityCurveDisplay": "figures.power_plots",
+    "SliceForestDisplay": "figures.slices",
     # building an evaluation set
     "pool": "evalset",
     "coverage": "evalset",

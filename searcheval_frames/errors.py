@@ -18,15 +18,18 @@ __all__ = [
     "FileAccessError",
     "FileFormatError",
     "IdMismatchError",
+    "InsufficientDataError",
     "InvalidIdError",
     "InvalidOptionError",
     "InvalidRelevanceError",
     "InvalidScoreError",
+    "LabelConflictError",
     "LazyPlanError",
     "MeasureDefinitionError",
     "MeasureParameterError",
     "MissingColumnError",
     "PaddedIdError",
+    "PluginError",
     "SearchEvalError",
     "SearchEvalWarning",
     "UnknownMeasureError",
@@ -178,3 +181,15 @@ class DatasetError(SearchEvalError):
 
 class MeasureDefinitionError(UnknownMeasureError, InvalidOptionError):
     """A custom measure declared wrongly (``sef.measure(...)``: its name, cutoff, params)."""
+
+
+class InsufficientDataError(SearchEvalError):
+    """Too few runs, queries or assessors for the computation (two runs to compare, ...)."""
+
+
+class LabelConflictError(SearchEvalError):
+    """Assessors gave one document different labels and the merge policy cannot settle it."""
+
+
+class PluginError(SearchEvalError):
+    """A measure plugin (a ``--plugin`` file or an entry point) that fails to load."""

@@ -160,15 +160,20 @@ CASES: list[Case] = [
     Case("Conflicting labels from two assessors, merged without a policy",
          "sef.merge_labels(pl.DataFrame({'query_id': ['q1', 'q1'], 'doc_id': ['d1', 'd1'], "
          "'relevance': [0, 2], 'assessor': ['ann', 'bob']}))",
-         E.SearchEvalError,
+         E.LabelConflictError,
          "Pick a policy (`'majority'`, `'max'`, `'min'`, `prefer='ann'`) or resolve the "
          "conflicts listed.", "Labels"),
     # ------------------------------------------------------------------ comparisons
     Case("A baseline that is not one of the runs",
          "sef.compare(sef.evaluate(" + RUN + ", " + QRELS + ", ['P@1'], per_query=True), "
          "baseline='bm25')",
-         E.SearchEvalError,
+         E.InvalidOptionError,
          "Pass one of the run names listed in the message.", "Comparisons"),
+    Case("Comparing a single run",
+         "sef.compare(sef.evaluate(" + RUN + ", " + QRELS + ", ['P@1'], per_query=True))",
+         E.InsufficientDataError,
+         "Evaluate two runs or more together (a long frame whose `run` column names each "
+         "system) and compare those.", "Comparisons"),
     # ------------------------------------------------------------------ slices, custom measures, chunks
     Case("Slicing by a column the query metadata lacks",
          "sef.evaluate(" + RUN + ", " + QRELS + ", ['P@5'], by='intent', "
@@ -207,12 +212,12 @@ CASES: list[Case] = [
          "sef.judge(pl.DataFrame({'query_id': ['q1'], 'doc_id': ['d9']}), lambda p: p, "
          "queries={'q1': 'bm25'}, docs={'d1': 'BM25 is a ranking function'}, "
          "journal=f'{tmp}/judge.jsonl')",
-         E.SearchEvalError,
+         E.IdMismatchError,
          "Add the documents listed to `docs=` or drop those pairs.", "Automatic judges"),
     Case("A prompt template without {passage}",
          "sef.judges.OpenAICompatible('http://localhost:11434/v1', 'llama3.1', "
          "prompt='Rate the relevance to {query}.')",
-         E.SearchEvalError,
+         E.InvalidOptionError,
          "Put `{query}` and `{passage}` in the user part of the template (after a `---` line "
          "that ends the system part).", "Automatic judges"),
     Case("Calibrating a judge on pairs the humans did not label",
@@ -328,8 +333,9 @@ def render() -> str:
                     E.IdMismatchError, E.UnknownMeasureError, E.InvalidOptionError,
                     E.FileFormatError, E.PaddedIdError, E.AmbiguousColumnError,
                     E.LazyPlanError, E.FileAccessError, E.UnknownOptionError,
-                    E.MeasureParameterError, E.InvalidIdError, E.UnsupportedInputError,
-                    E.UnwritableValueError, E.DatasetError, E.MeasureDefinitionError):
+                    E.InsufficientDataError, E.LabelConflictError, E.PluginError,
+                    E.MeasureParameterError, E.MeasureDefinitionError, E.InvalidIdError,
+                    E.UnsupportedInputError, E.UnwritableValueError, E.DatasetError):
             doc = (cls.__doc__ or "").strip().splitlines()[0]
             out.append(f"| `{cls.__name__}` | {doc} |")
         section = None

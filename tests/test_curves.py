@@ -19,7 +19,7 @@ from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
 import searcheval_frames as sef
-from searcheval_frames.errors import SearchEvalError, SearchEvalWarning
+from searcheval_frames.errors import InvalidOptionError, SearchEvalError, SearchEvalWarning
 from searcheval_frames.figures import curves
 
 TOL = 1e-12
@@ -149,7 +149,7 @@ def test_levels_options():
      {"missing": "drop"}, {"depth": 0}],
 )
 def test_bad_options_precision_recall(kwargs):
-    with pytest.raises(SearchEvalError):
+    with pytest.raises(InvalidOptionError, match=rf"precision_recall_at_k\({next(iter(kwargs))}="):
         sef.precision_recall_at_k({"q": {"a": 1.0}}, {"q": {"a": 1}}, **kwargs)
 
 

@@ -16,7 +16,7 @@ from hypothesis import strategies as st
 
 from searcheval_frames.analysis import _inputs as analysis_inputs
 from searcheval_frames.errors import MissingColumnError
-from searcheval_frames.evalset import grades
+from searcheval_frames.evalset import _labels
 from searcheval_frames.io import texts
 
 IDS = ["d1", "d2", "d3"]
@@ -54,7 +54,7 @@ def test_both_paths_read_the_same_docs(case, kind):
         cols[text] = TEXTS
     df = _frame(cols, kind)
     shown = analysis_inputs.docs_table(df)
-    sheet = grades._docs_table(df, None, None, 50)
+    sheet = _labels.docs_texts(df, None, None, 50)
     want_title = [t.upper() for t in TEXTS] if title else None
     assert shown.rows() == list(zip(IDS, map(_display, want_title or TEXTS), strict=True))
     assert sheet["doc_id"].to_list() == IDS
@@ -70,9 +70,9 @@ def test_both_paths_read_the_same_queries(case):
     df = pl.DataFrame({qid: ["1", "2"], text: ["bm25", "dense"]})
     want = [("1", "bm25"), ("2", "dense")]
     assert analysis_inputs.queries_table(df).rows() == want
-    assert grades._queries_table(df).rows() == want
+    assert texts.queries_table(df).rows() == want
     assert analysis_inputs.queries_table(dict(want)).rows() == want
-    assert grades._queries_table(dict(want)).rows() == want
+    assert texts.queries_table(dict(want)).rows() == want
 
 
 @pytest.mark.parametrize("qid", texts.QUERY_ID_COLUMNS[:-1])
@@ -80,10 +80,10 @@ def test_every_query_id_name_of_query_files_is_read_from_frames_too(qid, tmp_pat
     # the names read_queries knows for files, both paths know for frames
     df = pl.DataFrame({qid: ["1"], "query_string": ["bm25"]})
     assert analysis_inputs.queries_table(df).rows() == [("1", "bm25")]
-    assert grades._queries_table(df).rows() == [("1", "bm25")]
+    assert texts.queries_table(df).rows() == [("1", "bm25")]
     path = tmp_path / "q.csv"
     df.write_csv(path)
-    assert grades._queries_table(path).rows() == [("1", "bm25")]
+    assert texts.queries_table(path).rows() == [("1", "bm25")]
 
 
 @pytest.mark.parametrize("suffix", [".jsonl", ".csv", ".tsv", ".parquet"])
@@ -93,7 +93,7 @@ def test_doc_files_are_read_by_both(tmp_path, suffix):
     {".jsonl": df.write_ndjson, ".csv": df.write_csv, ".parquet": df.write_parquet,
      ".tsv": lambda p: df.write_csv(p, separator="\t", quote_style="never")}[suffix](path)
     assert analysis_inputs.docs_table(path)["doc_id"].to_list() == IDS
-    assert grades._docs_table(str(path), None, None, None)["title"].to_list() == TEXTS
+    assert _labels.docs_texts(str(path), None, None, None)["title"].to_list() == TEXTS
 
 
 def test_query_files_are_read_by_both(tmp_path):
@@ -101,7 +101,7 @@ def test_query_files_are_read_by_both(tmp_path):
     path.write_text("1\tbm25\n2\tdense\n", encoding="utf-8")
     want = [("1", "bm25"), ("2", "dense")]
     assert analysis_inputs.queries_table(path).rows() == want
-    assert grades._queries_table(path).rows() == want
+    assert texts.queries_table(path).rows() == want
 
 
 @pytest.mark.parametrize("cols", [{"doc": ["d1"], "score": ["1"]}, {"body": ["t"]},
@@ -111,12 +111,12 @@ def test_both_paths_refuse_the_same_docs(cols):
     with pytest.raises(MissingColumnError, match="Recognised names"):
         analysis_inputs.docs_table(df)
     with pytest.raises(MissingColumnError, match="Recognised names"):
-        grades._docs_table(df, None, None, None)
+        _labels.docs_texts(df, None, None, None)
 
 
 def test_both_paths_refuse_the_same_queries():
     df = pl.DataFrame({"score": ["1"], "rank": ["1"]})
-    for read in (analysis_inputs.queries_table, grades._queries_table):
+    for read in (analysis_inputs.queries_table, texts.queries_table):
         with pytest.raises(MissingColumnError, match="queries: no query id column"):
             read(df)
 
@@ -138,7 +138,7 @@ def test_any_recognised_pair_is_read_alike(did, body, upper, kind, values):
     cols = {(did.upper() if upper else did): ids, (body.upper() if upper else body): values}
     df = _frame(cols, kind)
     shown = analysis_inputs.docs_table(df)
-    sheet = grades._docs_table(df, None, None, None)
+    sheet = _labels.docs_texts(df, None, None, None)
     assert shown.rows() == list(zip(ids, map(_display, values), strict=True))
     body_col = "title" if body in texts.DOC_TITLE_COLUMNS else "text"
     assert sheet.rows() == list(zip(ids, values, strict=True)) and sheet.columns[1] == body_col
@@ -147,5 +147,5 @@ def test_any_recognised_pair_is_read_alike(did, body, upper, kind, values):
 def test_first_row_of_a_repeated_id_wins():
     df = pd.DataFrame({"doc_id": ["d1", "d1"], "text": ["first", "second"]})
     assert analysis_inputs.docs_table(df).rows() == [("d1", "first")]
-    assert grades._docs_table(df, None, None, None).rows() == [("d1", "first")]
+    assert _labels.docs_texts(df, None, None, None).rows() == [("d1", "first")]
     assert texts.docs_table(pa.table({"doc_id": ["d1"], "text": ["t"]})).rows() == [("d1", "t")]

@@ -24,8 +24,12 @@ from matplotlib.colors import to_hex
 from matplotlib.testing.compare import compare_images
 
 import searcheval_frames as sef
-from searcheval_frames.errors import MissingColumnError, SearchEvalError, SearchEvalWarning
-from searcheval_frames.figures import bars, distributions, export, pr, style
+from searcheval_frames.errors import (
+    InvalidOptionError,
+    MissingColumnError,
+    SearchEvalWarning,
+)
+from searcheval_frames.figures import bars, distributions, export, pr, style, tradeoff
 
 IMAGE_TOL = 3.0  # RMS over 0-255 pixel values
 
@@ -82,22 +86,22 @@ def test_pr_curve_from_data_pandas_and_polars_agree(synth):
     assert a.lines[0].get_marker() in (None, "None", "")  # many levels: no markers
     data = sef.pr_curve_data(run.to_pandas(), qrels.to_pandas(), levels="all")
     assert isinstance(data, pd.DataFrame)
-    b = sef.pr_curve(data, runs=["dense", "bm25"])
+    b = sef.PRCurveDisplay.from_curves(data, runs=["dense", "bm25"]).plot().ax_
     for la, lb in zip(a.lines, b.lines, strict=True):
         assert np.allclose(la.get_ydata(), lb.get_ydata())
     # per-query 11-point data: the mean is recomputed
     pq = sef.pr_curve_data(run, qrels, per_query=True)
-    c = sef.pr_curve(pq, per_query_lines=True)
+    c = sef.PRCurveDisplay.from_curves(pq).plot(per_query_lines=True).ax_
     agg = sef.pr_curve_data(run, qrels)
     assert np.allclose(c.lines[0].get_ydata(), agg.filter(pl.col("run") == "bm25")["precision"])
     # per-query 'all' curves have no common levels: clear error
-    with pytest.raises(SearchEvalError, match="recall levels"):
-        sef.pr_curve(sef.pr_curve_data(run, qrels, levels="all", per_query=True))
-    with pytest.raises(SearchEvalError, match="per_query_lines"):
-        sef.pr_curve(agg, per_query_lines=True)
+    with pytest.raises(InvalidOptionError, match="recall levels"):
+        sef.PRCurveDisplay.from_curves(sef.pr_curve_data(run, qrels, levels="all", per_query=True))
+    with pytest.raises(InvalidOptionError, match="per_query_lines"):
+        sef.PRCurveDisplay.from_curves(agg).plot(per_query_lines=True)
     with pytest.raises(MissingColumnError, match="recall"):
-        sef.pr_curve(pl.DataFrame({"run": ["a"], "x": [1.0]}))
-    with pytest.raises(SearchEvalError, match="runs="):
+        sef.PRCurveDisplay.from_curves(pl.DataFrame({"run": ["a"], "x": [1.0]}))
+    with pytest.raises(InvalidOptionError, match="runs="):
         sef.pr_curve(run, qrels, runs=["nope"])
 
 
@@ -109,7 +113,7 @@ def test_pr_curve_into_given_axes(synth):
     assert out is ax2 and not ax1.lines and len(ax2.lines) == 3
     assert ax2.get_title() == "" and ax2.get_legend() is None
     assert to_hex(ax2.lines[0].get_color()) == "#000000"
-    with pytest.raises(SearchEvalError, match="ax="):
+    with pytest.raises(InvalidOptionError, match="ax="):
         sef.pr_curve(run, qrels, ax="left")
 
 
@@ -134,7 +138,7 @@ def test_tradeoff_curve_single_run_marks_k():
     assert min(tops) > 1.0 and ax.get_ylim()[1] > max(tops)
     assert list(ax.get_yticks()) == pytest.approx([0, 0.2, 0.4, 0.6, 0.8, 1.0])
     assert [t.get_text() for t in ax.get_legend().get_texts()] == ["Precision@k", "Recall@k"]
-    with pytest.raises(SearchEvalError, match="mark_k"):
+    with pytest.raises(InvalidOptionError, match="mark_k"):
         sef.tradeoff_curve(run, qrels, mark_k=11)
 
 
@@ -146,7 +150,7 @@ def test_tradeoff_curve_many_runs_and_data_input(synth):
     legend = [t.get_text() for t in ax.get_legend().get_texts()]
     assert legend == ["bm25", "bm25-rerank", "dense", "precision@k", "recall@k"]
     data = sef.precision_recall_at_k(run.to_pandas(), qrels, k=20)
-    ax2 = sef.tradeoff_curve(data, mark_k=10)
+    ax2 = sef.TradeoffDisplay.from_curves(data).plot(mark_k=10).ax_
     for a, b in zip(ax.lines, ax2.lines[:6], strict=False):
         assert np.allclose(a.get_ydata(), b.get_ydata())
     assert len(_texts(ax2)) == 6  # three runs: P and R values each
@@ -190,11 +194,11 @@ def test_benchmark_bars_orientation_and_selection(per_query, synth):
     ax = sef.benchmark_bars(agg, measures=["AP"], runs=["dense", "bm25"], orientation="vertical",
                             value_labels=False, deltas=False)
     assert [c.get_label() for c in ax.containers] == ["dense", "bm25"] and not ax.texts
-    with pytest.raises(SearchEvalError, match="per-query"):
+    with pytest.raises(InvalidOptionError, match="per-query"):
         sef.benchmark_bars(per_query)
-    with pytest.raises(SearchEvalError, match="measures="):
+    with pytest.raises(InvalidOptionError, match="measures="):
         sef.benchmark_bars(agg, measures=["MAP@5"])
-    with pytest.raises(SearchEvalError, match="orientation"):
+    with pytest.raises(InvalidOptionError, match="orientation"):
         sef.benchmark_bars(agg, orientation="diagonal")
     with pytest.raises(MissingColumnError):
         sef.benchmark_bars(pl.DataFrame({"system": ["a"], "score": [1.0]}))
@@ -217,7 +221,7 @@ def test_benchmark_bars_comparison_frame_ci_and_significance():
     plain = sef.benchmark_bars(frame, significance=False, ci=False)  # auto: horizontal
     assert "0.78  +0.13 (+20%)" in _texts(plain)
     assert not [c for c in plain.containers if type(c).__name__ == "ErrorbarContainer"]
-    with pytest.raises(SearchEvalError, match="baseline"):
+    with pytest.raises(InvalidOptionError, match="baseline"):
         sef.benchmark_bars(frame, baseline="after")
 
 
@@ -273,14 +277,14 @@ def test_per_query_delta_choices_and_missing_queries():
         "run": ["a", "a", "a", "b", "b", "c"], "query_id": ["1", "2", "3", "1", "2", "1"],
         "measure": "RR", "value": [0.5, 1.0, 0.2, 1.0, 0.5, 0.0],
     })
-    with pytest.raises(SearchEvalError, match="run="):
+    with pytest.raises(InvalidOptionError, match="run="):
         sef.per_query_delta(pq)
     with pytest.warns(SearchEvalWarning, match="'3'"):
         ax = sef.per_query_delta(pq, run="b", annotate=1)
     assert np.allclose([b.get_height() for b in ax.containers[0]], [0.5, -0.2, -0.5])
     # best win and worst loss named, in the notes of the empty corners
     assert "biggest wins\n1  +0.50" in _texts(ax) and "biggest losses\n2  -0.50" in _texts(ax)
-    with pytest.raises(SearchEvalError, match="baseline"):
+    with pytest.raises(InvalidOptionError, match="baseline"):
         sef.per_query_delta(pq, baseline="z", run="b")
     renamed = pq.rename(columns={"value": "score_value"})
     with pytest.raises(MissingColumnError, match="value"):
@@ -310,9 +314,9 @@ def test_metric_distribution_box_strip_means(per_query):
     box = sef.metric_distribution(per_query.to_pandas(), measure="AP", kind="box",
                                   show_means=False)
     assert not [c for c in box.collections if isinstance(c, PathCollection)]
-    with pytest.raises(SearchEvalError, match="measure="):
+    with pytest.raises(InvalidOptionError, match="measure="):
         sef.metric_distribution(per_query)
-    with pytest.raises(SearchEvalError, match="kind"):
+    with pytest.raises(InvalidOptionError, match="kind"):
         sef.metric_distribution(per_query, measure="AP", kind="violin")
 
 
@@ -346,17 +350,19 @@ def test_save_figure_formats_dpi_and_reproducibility(tmp_path, synth):
     for a, b in zip(out, again, strict=True):
         assert a.read_bytes() == b.read_bytes(), a.suffix
     assert "<dc:date>" not in out[1].read_text()
-    with pytest.raises(SearchEvalError, match="format"):
+    with pytest.raises(InvalidOptionError, match="format"):
         sef.save_figure(ax, tmp_path / "x.gif")
-    with pytest.raises(SearchEvalError, match="formats"):
+    with pytest.raises(InvalidOptionError, match="formats"):
         sef.save_figure(ax, tmp_path / "x", formats=["tiff"])
-    with pytest.raises(SearchEvalError, match="dpi"):
+    with pytest.raises(InvalidOptionError, match="dpi"):
         sef.save_figure(ax, tmp_path / "x.png", dpi=0)
-    with pytest.raises(SearchEvalError, match="Figure or Axes"):
+    with pytest.raises(InvalidOptionError, match="Figure or Axes"):
         sef.save_figure("figure", tmp_path / "x.png")
+    with pytest.raises(InvalidOptionError, match=r"save_figure\(formats=\[\]\)"):
+        sef.save_figure(ax, tmp_path / "x", formats=[])
 
 
-@pytest.mark.parametrize("module", [style, pr, bars, distributions, export])
+@pytest.mark.parametrize("module", [style, pr, tradeoff, bars, distributions, export])
 def test_doctests(module):
     assert doctest.testmod(module, optionflags=doctest.NORMALIZE_WHITESPACE).failed == 0
 

@@ -61,16 +61,7 @@ def docs_table(docs: Any, columns: Mapping[str, str] | None = None) -> pl.DataFr
     column may be named by ``columns={"doc_id": ...}``."""
     if docs is None:
         return None
-    did = (columns or {}).get("doc_id")
-    if did is not None and not isinstance(docs, Mapping):  # the caller's doc id column
-        frame = texts.read_docs(docs) if is_path(docs) else docs
-        if did in list(getattr(frame, "columns", [])) and "doc_id" not in list(frame.columns):
-            if not isinstance(frame, pl.DataFrame):
-                frame = pl.from_pandas(frame) if hasattr(frame, "iloc") else pl.DataFrame(frame)
-            docs = frame.rename({did: "doc_id"})
-    df = texts.docs_table(docs)
-    t = pl.col("title" if "title" in df.columns else "text")
-    t = pl.when(t.str.len_chars() > TITLE_CHARS).then(
-        t.str.slice(0, TITLE_CHARS - 1) + pl.lit("…")
-    ).otherwise(t)
-    return df.select("doc_id", t.alias("title"))
+    df = texts.docs_table(docs, doc_id_column=(columns or {}).get("doc_id"))
+    title = "title" if "title" in df.columns else "text"
+    return df.select("doc_id", texts.clip_text(title, TITLE_CHARS, keep=TITLE_CHARS - 1)
+                     .alias("title"))

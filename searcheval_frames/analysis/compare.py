@@ -43,48 +43,15 @@ from .tables import Table
 
 __all__ = ["FRAME_COLUMNS", "Comparison", "compare"]
 
-#: Columns of :attr:`Comparison.frame`, in order.
-FRAME_COLUMNS: tuple[str, ...] = (
-    "run",
-    "baseline",
-    "measure",
-    "n_queries",
-    "mean",
-    "baseline_mean",
-    "delta",
-    "delta_pct",
-    "ci_low",
-    "ci_high",
-    "p_value",
-    "p_adjusted",
-    "significant",
-    "wins",
-    "ties",
-    "losses",
-    "effect_size",
-    "reason",
-)
-
+_F, _I, _S = pl.Float64, pl.Int64, pl.String
 _SCHEMA: dict[str, Any] = {
-    "run": pl.String,
-    "baseline": pl.String,
-    "measure": pl.String,
-    "n_queries": pl.Int64,
-    "mean": pl.Float64,
-    "baseline_mean": pl.Float64,
-    "delta": pl.Float64,
-    "delta_pct": pl.Float64,
-    "ci_low": pl.Float64,
-    "ci_high": pl.Float64,
-    "p_value": pl.Float64,
-    "p_adjusted": pl.Float64,
-    "significant": pl.Boolean,
-    "wins": pl.Int64,
-    "ties": pl.Int64,
-    "losses": pl.Int64,
-    "effect_size": pl.Float64,
-    "reason": pl.String,
+    "run": _S, "baseline": _S, "measure": _S, "n_queries": _I, "mean": _F, "baseline_mean": _F,
+    "delta": _F, "delta_pct": _F, "ci_low": _F, "ci_high": _F, "p_value": _F, "p_adjusted": _F,
+    "significant": pl.Boolean, "wins": _I, "ties": _I, "losses": _I, "effect_size": _F,
+    "reason": _S,
 }
+#: Columns of :attr:`Comparison.frame`, in order.
+FRAME_COLUMNS: tuple[str, ...] = tuple(_SCHEMA)
 
 # --------------------------------------------------------------------------- result
 class Comparison:
@@ -260,6 +227,29 @@ class Comparison:
             placement=placement,
         )
 
+    # -- constructors, one per kind of input
+    @classmethod
+    def from_runs(cls, runs: Any, qrels: Any, measures: str | Sequence[str],
+                  baseline: str | Sequence[str] | None = None, **options: Any) -> Comparison:
+        """``compare(runs=runs, qrels=qrels, measures=measures, baseline=..., **options)``:
+        evaluate the runs, then compare them."""
+        return compare(runs=runs, qrels=qrels, measures=measures, baseline=baseline,
+                       **options)
+
+    @classmethod
+    def from_per_query(cls, per_query: Any, baseline: str | Sequence[str] | None = None,
+                       **options: Any) -> Comparison:
+        """``compare(per_query=per_query, baseline=..., **options)``: compare precomputed
+        per-query values (``run, query_id, measure, value``).
+
+        >>> import polars as pl, searcheval_frames as sef
+        >>> pq = pl.DataFrame({"run": ["a", "a", "b", "b"], "query_id": ["1", "2"] * 2,
+        ...                    "measure": "P@5", "value": [0.2, 0.4, 0.6, 0.6]})
+        >>> sef.Comparison.from_per_query(pq, "a").to_polars()["delta"].round(3).to_list()
+        [0.3]
+        """
+        return compare(per_query=per_query, baseline=baseline, **options)
+
     def __repr__(self) -> str:
         return (
             f"Comparison({len(self.runs)} runs, baselines={self.baselines}, "
@@ -270,11 +260,12 @@ class Comparison:
 
 # --------------------------------------------------------------------------- compare
 def compare(
-    per_query: Any = None,
+    data: Any = None,
     baseline: str | Sequence[str] | None = None,
     *,
     runs: Any = None,
     qrels: Any = None,
+    per_query: Any = None,
     measures: str | Sequence[str] | None = None,
     pairs: Literal["baseline", "all"] = "baseline",
     test: str = "t",
@@ -296,17 +287,27 @@ def compare(
 ) -> Comparison:
     """Compare runs against baseline(s) query by query, with significance tests.
 
+    Two ways in, one per kind of input:
+
+    * runs: ``compare(runs, qrels=qrels, measures=[...], baseline=...)`` evaluates the
+      runs first (also ``compare(runs=runs, qrels=..., ...)``,
+      :meth:`Comparison.from_runs`);
+    * precomputed per-query values: ``compare(per_query=pq, baseline=...)``
+      (:meth:`Comparison.from_per_query`). ``compare(pq)`` without ``qrels=`` means
+      the same (the first argument holds runs only when ``qrels=`` is given).
+
     Parameters
     ----------
-    per_query
-        Long per-query frame ``run, query_id, measure, value`` (pandas, polars,
-        arrow; e.g. ``evaluate(..., per_query=True)``), or a dict
-        ``{run_name: per_query_frame}``. When ``qrels`` is given, this argument
-        (or ``runs=``) holds the *runs* instead and they are evaluated first.
+    data
+        The runs when ``qrels=`` is given; else the per-query values (as ``per_query=``).
     baseline
         Run name, or a list of names, to compare the other runs against. Default:
         the first run in the frame. With several baselines every run is compared
         to each of them (each unordered pair once).
+    per_query
+        Long per-query frame ``run, query_id, measure, value`` (pandas, polars,
+        arrow; e.g. ``evaluate(..., per_query=True)``), or a dict
+        ``{run_name: per_query_frame}``; not with ``qrels=``.
     runs, qrels, measures
         Evaluate ``runs`` against ``qrels`` on ``measures`` with
         :func:`~searcheval_frames.core.evaluate.evaluate` (``per_query=True``). With a
@@ -379,10 +380,54 @@ def compare(
     if by is not None or queries is not None:  # compare within each slice of the queries
         from .slices import by_slice
         return by_slice(compare, dict(locals()))  # type: ignore[return-value]
+    test, correction, ci_method = _check_options(  # type: ignore[assignment]
+        test=test, correction=correction, ci_method=ci_method, alternative=alternative,
+        missing=missing, pairs=pairs, family=family, alpha=alpha, ci=ci,
+        n_resamples=n_resamples, tie_tolerance=tie_tolerance, seed=seed,
+        test_options=test_options, evaluate_options=evaluate_options)
+    inp = _pairs.resolve_input(data, runs=runs, per_query=per_query, qrels=qrels)
+    if unjudged is not None:  # per-query values with holes counted one way
+        inp = _holes(inp, measures, unjudged, evaluate_options)
+    pq, measure_list, kind = _pairs.load_input(inp, measures=measures, columns=columns,
+                                               missing=missing,
+                                               evaluate_options=evaluate_options)
+    all_runs = pq.get_column("run").unique(maintain_order=True).to_list()
+    baselines = _pairs.choose_baselines(all_runs, baseline)
+    pair_list, order = _pairs.run_pairs(all_runs, baselines, pairs)
+
+    paired = _pairs.pair_queries(pq, order, missing)
+    if paired.height == 0:
+        raise IdMismatchError(
+            "compare: no query is shared by all compared runs (missing='skip'); nothing "
+            "to compare. Use missing='zero' or check the query ids."
+        )
+    frame, items, tukey_rows, means = _rows(paired, measure_list, order, pair_list, seed=seed,
+                                            tukey=correction == "tukey", alpha=alpha, ci=ci,
+                                            tie_tolerance=tie_tolerance)
+    frame = _inf.fill_frame(frame, items, family=family, test=test, alternative=alternative,
+                            correction=correction, alpha=alpha, ci=ci, ci_method=ci_method,
+                            n_resamples=n_resamples, options=dict(test_options or {}),
+                            tukey_rows=tukey_rows)
+    return Comparison(
+        frame, means=means, per_query=paired.select("run", "query_id", "measure", "value"),
+        runs=order, baselines=baselines, measures=measure_list, pairs=pairs, test=test,
+        alternative=alternative, correction=correction, family=family, alpha=float(alpha),
+        ci=float(ci), ci_method=ci_method, n_resamples=int(n_resamples), seed=seed,
+        missing=missing, kind=kind,
+    )
+
+
+def _check_options(*, test: str, correction: str | None, ci_method: str, alternative: str,
+                   missing: str, pairs: str, family: str, alpha: float, ci: float,
+                   n_resamples: int, tie_tolerance: float, seed: int | None,
+                   test_options: Mapping[str, Any] | None,
+                   evaluate_options: Mapping[str, Any]) -> tuple[str, str, str]:
+    """``compare``'s option checks, before any data is read; the canonical test,
+    correction and interval method."""
     test = _st.canonical_test(test)
-    correction = _st.canonical_correction(correction)
-    ci_method = _st.canonical_ci_method(ci_method)  # type: ignore[assignment]
-    _st._check_alternative(alternative)
+    corr = _st.canonical_correction(correction)
+    ci_method = _st.canonical_ci_method(ci_method)
+    _st.check_alternative(alternative)
     check_choice("compare", "missing", missing, ("zero", "skip", "error"))
     check_choice("compare", "pairs", pairs, ("baseline", "all"), example="pairs='all'")
     check_choice("compare", "family", family, ("all", "measure"), example="family='measure'")
@@ -396,34 +441,19 @@ def compare(
                            test=(test, test_options))
     if seed is not None:
         _st.pair_rng(seed)  # validates
-    if unjudged is not None:  # per-query values with holes counted one way
-        per_query, runs, qrels = _holes(per_query, runs, qrels, measures, unjudged, evaluate_options)
+    return test, corr, ci_method
 
-    pq, measure_list, kind = _pairs.load(
-        per_query,
-        runs=runs,
-        qrels=qrels,
-        measures=measures,
-        columns=columns,
-        missing=missing,
-        evaluate_options=evaluate_options,
-    )
-    all_runs = pq.get_column("run").unique(maintain_order=True).to_list()
-    baselines = _pairs.choose_baselines(all_runs, baseline)
-    pair_list, order = _pairs.run_pairs(all_runs, baselines, pairs)
 
-    paired = _pairs.pair_queries(pq, order, missing)
-    if paired.height == 0:
-        raise IdMismatchError(
-            "compare: no query is shared by all compared runs (missing='skip'); nothing "
-            "to compare. Use missing='zero' or check the query ids."
-        )
-
+def _rows(paired: pl.DataFrame, measure_list: list[str], order: list[str],
+          pair_list: list[tuple[str, str]], *, seed: int | None, tukey: bool, alpha: float,
+          ci: float, tie_tolerance: float) -> tuple[pl.DataFrame, list[Any], list[Any], pl.DataFrame]:
+    """Per (run, baseline, measure): the row before the tests (means, deltas, wins), the
+    paired differences with their random streams, Tukey's rows; and the run means."""
     rows: list[dict[str, Any]] = []
     items: list[tuple[np.ndarray, np.random.Generator, np.random.Generator]] = []
     tukey_rows: list[tuple[float, float, bool]] = []
     mean_rows: list[dict[str, Any]] = []
-    opts = dict(test_options or {})
+    nan = float("nan")
     for measure in measure_list:
         sub = paired.filter(pl.col("measure") == measure)
         if sub.height == 0:
@@ -431,70 +461,30 @@ def compare(
         wide = sub.pivot(on="run", index="query_id", values="value").sort("query_id")
         mat = {r: wide.get_column(r).to_numpy().astype(np.float64) for r in order}
         n = wide.height
-        for r in order:
-            mean_rows.append(
-                {"run": r, "measure": measure, "n_queries": n, "mean": float(mat[r].mean())}
-            )
+        mean_rows += [{"run": r, "measure": measure, "n_queries": n, "mean": float(mat[r].mean())}
+                      for r in order]
         for run, base in pair_list:
             x, y = mat[run], mat[base]
             rng_test, rng_ci = _st.pair_rng(seed, run, base, measure).spawn(2)
             mx, my = float(x.mean()), float(y.mean())
-            delta = mx - my
             items.append((x - y, rng_test, rng_ci))
-            if correction == "tukey":  # all runs are one family (sef.leaderboard's code)
+            if tukey:  # all runs are one family (sef.leaderboard's code)
                 tukey_rows += _ls.tukey_for_pairs(np.column_stack([mat[r] for r in order]),
                                                   order, [(run, base)], alpha=alpha, ci=ci)
             w, t, lo_count = _st.wins_ties_losses(x, y, tie_tolerance)
-            rows.append(
-                {
-                    "run": run,
-                    "baseline": base,
-                    "measure": measure,
-                    "n_queries": n,
-                    "mean": mx,
-                    "baseline_mean": my,
-                    "delta": delta,
-                    "delta_pct": delta / my * 100.0 if my != 0 else float("nan"),
-                    "ci_low": float("nan"),
-                    "ci_high": float("nan"),
-                    "p_value": float("nan"),
-                    "p_adjusted": float("nan"),
-                    "significant": False,
-                    "wins": w,
-                    "ties": t,
-                    "losses": lo_count,
-                    "effect_size": _st.effect_size(x, y),
-                    "reason": None,
-                }
-            )
+            rows.append({
+                "run": run, "baseline": base, "measure": measure, "n_queries": n, "mean": mx,
+                "baseline_mean": my, "delta": mx - my,
+                "delta_pct": (mx - my) / my * 100.0 if my != 0 else nan,
+                "ci_low": nan, "ci_high": nan, "p_value": nan, "p_adjusted": nan,
+                "significant": False, "wins": w, "ties": t, "losses": lo_count,
+                "effect_size": _st.effect_size(x, y), "reason": None,
+            })
     frame = pl.DataFrame(rows, schema=_SCHEMA, orient="row") if rows else pl.DataFrame(
-        schema=_SCHEMA
-    )
-    frame = _inf.fill_frame(frame, items, family=family, test=test, alternative=alternative,
-                            correction=correction, alpha=alpha, ci=ci, ci_method=ci_method,
-                            n_resamples=n_resamples, options=opts, tukey_rows=tukey_rows)
+        schema=_SCHEMA)
     means = pl.DataFrame(
         mean_rows,
         schema={"run": pl.String, "measure": pl.String, "n_queries": pl.Int64, "mean": pl.Float64},
         orient="row",
     )
-    return Comparison(
-        frame,
-        means=means,
-        per_query=paired.select("run", "query_id", "measure", "value"),
-        runs=order,
-        baselines=baselines,
-        measures=measure_list,
-        pairs=pairs,
-        test=test,
-        alternative=alternative,
-        correction=correction,
-        family=family,
-        alpha=float(alpha),
-        ci=float(ci),
-        ci_method=ci_method,
-        n_resamples=int(n_resamples),
-        seed=seed,
-        missing=missing,
-        kind=kind,
-    )
+    return frame, items, tukey_rows, means

@@ -17,11 +17,12 @@ from typing import Any
 import polars as pl
 
 from ..core.evaluate import evaluate
-from ..errors import SearchEvalError
+from ..errors import InvalidOptionError
 from ..frames import input_kind, is_path, to_native
 from ..measures import parse_measure
 from ..options import check_choice
 from ._inputs import qrels_pl, runs_pl
+from .pairs import CompareInput
 
 __all__ = ["UNJUDGED", "split_sources", "unjudged_per_query", "with_unjudged"]
 
@@ -67,7 +68,7 @@ def unjudged_per_query(
 ) -> Any:
     """Per-query values (``run, query_id, measure, value``, the runs' frame kind)."""
     if unjudged not in UNJUDGED:  # checked by the caller; a guard for direct use
-        raise SearchEvalError(f"unjudged={unjudged!r}: use one of {UNJUDGED}")
+        raise InvalidOptionError(f"unjudged={unjudged!r}: use one of {UNJUDGED}")
     kind = input_kind(runs)
     r = runs_pl(runs)
     human, auto = split_sources(qrels)
@@ -87,9 +88,9 @@ def unjudged_per_query(
     return to_native(pl.concat(parts), kind)
 
 
-def with_unjudged(per_query: Any, runs: Any, qrels: Any, measures: Any, unjudged: str,
-                  evaluate_options: Mapping[str, Any]) -> tuple[Any, None, None]:
-    """``compare``'s hook: (per-query values, no runs, no qrels) for ``unjudged``.
+def with_unjudged(inp: CompareInput, measures: Any, unjudged: str,
+                  evaluate_options: Mapping[str, Any]) -> CompareInput:
+    """``compare``'s hook: its input (runs + qrels) as per-query values for ``unjudged``.
 
     Document in :func:`~searcheval_frames.compare`: ``"nonrelevant"``, ``"relevant"`` or
     ``"judge"`` (see this module); needs runs, ``qrels=`` and ``measures=``. The evaluate
@@ -97,10 +98,9 @@ def with_unjudged(per_query: Any, runs: Any, qrels: Any, measures: Any, unjudged
     ``compare`` goes on with per-query values, to which they do not apply.
     """
     check_choice("compare", "unjudged", unjudged, UNJUDGED, example="unjudged='judge'")
-    if qrels is None or measures is None:
-        raise SearchEvalError("compare(unjudged=...): pass the runs, qrels= and measures=")
-    run_input = runs if runs is not None else per_query
-    out = unjudged_per_query(run_input, qrels, measures, unjudged, dict(evaluate_options))
+    if inp.kind != "runs" or measures is None:
+        raise InvalidOptionError("compare(unjudged=...): pass the runs, qrels= and measures=")
+    out = unjudged_per_query(inp.data, inp.qrels, measures, unjudged, dict(evaluate_options))
     if isinstance(evaluate_options, dict):
         evaluate_options.clear()
-    return out, None, None
+    return CompareInput("per_query", out)

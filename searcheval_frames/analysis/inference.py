@@ -79,7 +79,11 @@ _BATCH = 4_000_000  # pattern x query elements per block
 
 
 class Inference(NamedTuple):
-    """p-value, interval and (when they are NaN) the reason, of one paired comparison."""
+    """p-value, interval and (when they are NaN) the reason, of one paired comparison.
+
+    An internal value (four numbers), not a result: :func:`~searcheval_frames.compare`
+    writes them into its frame.
+    """
 
     p: float
     ci_low: float

@@ -27,33 +27,13 @@ from typing import Any
 
 import numpy as np
 
-from ..errors import InvalidOptionError, SearchEvalError
-from ..frames import Kind
+from ..errors import InvalidOptionError
 from ..options import check_choice, check_float, check_int, check_optional_int
-from . import leaderboard_stats as _ls
-from . import pairs as _pairs
 from .inference import MIN_QUERIES
+from .leaderboard_build import build, score_matrix, untestable
 from .leaderboard_result import TESTS, Leaderboard
 
-__all__ = ["TESTS", "Leaderboard", "leaderboard"]
-
-
-def _matrix(per_query: Any, runs: Any, qrels: Any, measure: str, missing: str,
-            columns: Mapping[str, str] | None, ev: dict[str, Any]) -> tuple[np.ndarray,
-                                                                               list[str], Kind]:
-    pq, measures, kind = _pairs.load(per_query, runs=runs, qrels=qrels, measures=[measure],
-                                     columns=columns, missing=missing, evaluate_options=ev)
-    if len(measures) != 1:
-        raise SearchEvalError(f"leaderboard(measure={measure!r}): pick one measure; the "
-                              f"frame has {measures}")
-    names = pq.get_column("run").unique(maintain_order=True).to_list()
-    if len(names) < 2:
-        raise SearchEvalError(f"leaderboard: needs per-query scores of at least two runs; "
-                              f"the frame has {names}. Evaluate several runs together "
-                              "(a 'run' column naming each system).")
-    paired = _pairs.pair_queries(pq, names, missing)
-    wide = paired.pivot(on="run", index="query_id", values="value").sort("query_id")
-    return wide.select(names).to_numpy().astype(np.float64), names, kind
+__all__ = ["TESTS", "Leaderboard", "leaderboard", "untestable"]
 
 
 def leaderboard(
@@ -70,6 +50,11 @@ def leaderboard(
     missing: str = "zero",
     columns: Mapping[str, str] | None = None,
     progress: bool = True,
+    queries: Any = None,
+    by: Any = None,
+    min_queries: int = 20,
+    family: str = "all",
+    power: float = 0.8,
     **evaluate_options: Any,
 ) -> Leaderboard:
     """Rank runs on one measure with all pairs tested as one family.
@@ -95,11 +80,24 @@ def leaderboard(
         As for :func:`~searcheval_frames.compare`.
     progress
         Show a tqdm bar when the randomisation takes over ~2 s.
+    queries, by
+        Slices: one leaderboard per slice of the queries (``by``: a column of the query
+        metadata frame ``queries``, or a polars expression over it, as for
+        :func:`~searcheval_frames.evaluate`); see
+        :mod:`~searcheval_frames.analysis.leaderboard_slices`.
+    min_queries, power
+        With ``by``: slices with fewer queries are flagged ``small`` and named in a
+        warning with their minimum detectable Δ at ``power``.
+    family
+        With ``by``: ``"all"`` (default) controls the family-wise error over every
+        pair of every slice (each slice tested at ``alpha / S``, ``S`` testable
+        slices: p-values ``min(1, S·p)``); ``"slice"``: each slice is its own family.
 
     Returns
     -------
     Leaderboard
-        ``.frame``, ``.pairs``, ``.anova``; renders as HTML in notebooks.
+        ``.frame``, ``.pairs``, ``.anova``; renders as HTML in notebooks. With ``by``,
+        a :class:`~searcheval_frames.analysis.leaderboard_slices.SlicedLeaderboard`.
 
     Notes
     -----
@@ -118,8 +116,6 @@ def leaderboard(
     >>> lb.to_polars().select("run", pl.col("mean").round(3), "rank", "group").rows()
     [('c', 0.7, 1, 'a'), ('b', 0.667, 2, 'a'), ('a', 0.333, 3, 'b')]
     """
-    from .leaderboard_build import build
-
     test = check_choice("leaderboard", "test", test, TESTS, example="test='tukey_hsd'")
     check_float("leaderboard", "alpha", alpha, minimum=0, maximum=1, open_min=True,
                 open_max=True, what="the significance level", example="alpha=0.05")
@@ -131,14 +127,14 @@ def leaderboard(
         raise InvalidOptionError(f"leaderboard(measure={measure!r}): must be one measure "
                                  f"name; got {measure!r}. Example: measure='nDCG@10'")
     check_optional_int("leaderboard", "seed", seed, minimum=0, example="seed=0")
-    X, names, kind = _matrix(per_query, runs, qrels, measure, missing, columns,
-                             dict(evaluate_options))
+    if by is not None or queries is not None:  # one leaderboard per slice of the queries
+        from .leaderboard_slices import by_slice
+
+        return by_slice(dict(locals()))  # type: ignore[return-value]
+    X, names, kind = score_matrix(per_query, runs, qrels, measure, missing, columns,
+                                  dict(evaluate_options))
     rng = np.random.default_rng(seed)
-    reason = None
-    if X.shape[0] < MIN_QUERIES:
-        reason = "too few queries"
-    elif _ls.anova_two_way(X)["SS_E"] <= 1e-12 * max(1.0, float(np.abs(X).max())):
-        reason = "no spread"
+    reason = untestable(X)
     if reason is not None:
         warnings.warn(f"leaderboard: the runs cannot be tested on {measure} ({reason}, "
                       f"{X.shape[0]} queries); p-values and intervals are NaN. A leaderboard "

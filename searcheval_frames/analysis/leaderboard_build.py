@@ -4,19 +4,53 @@ matrix: run rows (means, comparison intervals, ranks, letters), pair rows, ANOVA
 from __future__ import annotations
 
 import math
+from collections.abc import Mapping
 from typing import Any
 
 import numpy as np
 import polars as pl
 
+from ..errors import SearchEvalError
 from ..frames import Kind
 from . import leaderboard_stats as _ls
+from . import pairs as _pairs
+from .inference import MIN_QUERIES
 from .leaderboard_result import Leaderboard
 from .leaderboard_stats import pairwise_family
 
-__all__ = ["build"]
+__all__ = ["build", "score_matrix", "untestable"]
 
 _NAN = float("nan")
+
+
+def score_matrix(per_query: Any, runs: Any, qrels: Any, measure: str, missing: str,
+                 columns: Mapping[str, str] | None,
+                 ev: dict[str, Any]) -> tuple[np.ndarray, list[str], Kind]:
+    """The queries x runs matrix of ``measure`` (queries paired as ``compare`` pairs
+    them), the run names and the caller's frame kind."""
+    pq, measures, kind = _pairs.load(per_query, runs=runs, qrels=qrels, measures=[measure],
+                                     columns=columns, missing=missing, evaluate_options=ev)
+    if len(measures) != 1:
+        raise SearchEvalError(f"leaderboard(measure={measure!r}): pick one measure; the "
+                              f"frame has {measures}")
+    names = pq.get_column("run").unique(maintain_order=True).to_list()
+    if len(names) < 2:
+        raise SearchEvalError(f"leaderboard: needs per-query scores of at least two runs; "
+                              f"the frame has {names}. Evaluate several runs together "
+                              "(a 'run' column naming each system).")
+    paired = _pairs.pair_queries(pq, names, missing)
+    wide = paired.pivot(on="run", index="query_id", values="value").sort("query_id")
+    return wide.select(names).to_numpy().astype(np.float64), names, kind
+
+
+def untestable(X: np.ndarray) -> str | None:
+    """Why the runs of ``X`` (queries x runs) cannot be tested, or None: too few
+    queries, or no residual spread."""
+    if X.shape[0] < MIN_QUERIES:
+        return "too few queries"
+    if _ls.anova_two_way(X)["SS_E"] <= 1e-12 * max(1.0, float(np.abs(X).max())):
+        return "no spread"
+    return None
 
 
 def _empty_family(k: int) -> dict[str, Any]:

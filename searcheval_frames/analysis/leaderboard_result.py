@@ -34,6 +34,10 @@ class Leaderboard:
     anova
         One-row frame of the two-way ANOVA without replication (sums of squares,
         degrees of freedom, variances, F, p, ``V_E``, ``tukey_moe``).
+    by_slice
+        None, or (in a report with ``by=``) the leaderboard of the same runs per slice
+        of the queries (a
+        :class:`~searcheval_frames.analysis.leaderboard_slices.SlicedLeaderboard`).
     """
 
     def __init__(self, frame: pl.DataFrame, pairs: pl.DataFrame, anova: pl.DataFrame, *,
@@ -43,6 +47,7 @@ class Leaderboard:
         self.measure, self.test, self.alpha, self.ci = measure, test, alpha, ci
         self.n_resamples, self.n_queries, self.reason, self.kind = (
             n_resamples, n_queries, reason, kind)
+        self.by_slice: Any = None
 
     @property
     def frame(self) -> Any:
@@ -68,8 +73,8 @@ class Leaderboard:
         test = LABELS[self.test]
         if self.test == "randomized_tukey_hsd":
             test += f" ({self.n_resamples:,} shuffles)"
-        return (f"{test} over all {self._pairs.height} pairs, alpha = {self.alpha:g}; "
-                f"{self.ci:.0%} simultaneous intervals of Δ; rank intervals from "
+        return (f"{test} over all {self._pairs.height} pairs, alpha = {self.alpha:.4g}; "
+                f"{self.ci * 100:.4g}% simultaneous intervals of Δ; rank intervals from "
                 f"{self.n_resamples:,} query bootstrap samples; {self.n_queries} queries")
 
     def headline(self, baseline: str | None = None) -> str:

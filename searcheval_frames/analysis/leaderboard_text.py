@@ -6,7 +6,8 @@ import html as _html
 import math
 from typing import Any
 
-__all__ = ["headline", "html", "markdown", "rows"]
+__all__ = ["headline", "html", "markdown", "rows", "sliced_headline", "sliced_html",
+           "sliced_markdown"]
 
 _COLS = ("rank", "run", "mean", "interval", "rank interval", "P(best)", "group")
 
@@ -53,7 +54,8 @@ def headline(lb: Any, baseline: str | None = None) -> str:
         parts.append("; ".join(w + " tied" for w in words))
     elif baseline is None:
         parts.append(f"all {lb._frame.height} runs on {lb.measure} differ from each other")
-    return "; ".join(parts)[:1].upper() + "; ".join(parts)[1:] + "."
+    text = "; ".join(parts)  # a sentence may start with a run name: keep its case
+    return (text[:1].upper() + text[1:] if text.startswith("all ") else text) + "."
 
 
 def rows(lb: Any, digits: int = 3) -> list[list[str]]:
@@ -93,3 +95,51 @@ def html(lb: Any, digits: int = 3) -> str:
     return (f'<table class="sef-leaderboard"><caption>{_html.escape(headline(lb))}</caption>'
             f"<thead><tr>{head}</tr></thead><tbody>{body}</tbody></table>"
             f"<p><small>{_html.escape(_legend(lb))}</small></p>")
+
+
+def _slice_heads(slb: Any) -> list[tuple[Any, str, str]]:
+    """Per slice: its leaderboard, ``"length=1-3 (12 queries)"`` and the small-slice note."""
+    out = []
+    for key, lb in slb.per_slice.items():
+        label = slb.labels()[key]
+        note = ""
+        if lb.n_queries < slb.min_queries:
+            row = slb._frame.row(0, named=True)
+            for r in slb._frame.iter_rows(named=True):
+                if tuple(r[c] for c in slb.slices) == key:
+                    row = r
+                    break
+            mdd = row["detectable_delta"]
+            note = (f"Small slice: fewer than {slb.min_queries} queries"
+                    + ("" if mdd != mdd else f"; two runs must differ by |Δ| ≥ {mdd:.3f} "
+                       f"to be found with {slb.power:.0%} power (paired t-test)") + ".")
+        out.append((lb, f"{label} ({lb.n_queries} queries)", note))
+    return out
+
+
+def sliced_headline(slb: Any, baseline: str | None = None) -> str:
+    """One line per slice: ``"length=1-3 (12 queries): a and b tied."``."""
+    return "\n".join(f"{head}: {headline(lb, baseline)}" for lb, head, _ in _slice_heads(slb))
+
+
+def sliced_markdown(slb: Any, digits: int = 3) -> str:
+    """A ``###`` heading, the small-slice note and the table per slice; the family last."""
+    parts = []
+    for lb, head, note in _slice_heads(slb):
+        parts += [f"### {head}", "", f"**{headline(lb)}**", ""]
+        parts += [f"> ⚠ {note}", ""] if note else []
+        parts += [markdown(lb, digits)]
+    parts.append(f"Family: {slb.describe_method()}.\n")
+    return "\n".join(parts)
+
+
+def sliced_html(slb: Any, digits: int = 3) -> str:
+    """One captioned table per slice (the report's and the notebook's view)."""
+    parts = []
+    for lb, head, note in _slice_heads(slb):
+        parts.append(f'<h4 class="sef-slice">{_html.escape(head)}</h4>')
+        if note:
+            parts.append(f'<p class="warn">{_html.escape(note)}</p>')
+        parts.append(html(lb, digits))
+    parts.append(f"<p><small>Family: {_html.escape(slb.describe_method())}.</small></p>")
+    return '<div class="sef-leaderboard-slices">' + "".join(parts) + "</div>"

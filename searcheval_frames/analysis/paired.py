@@ -17,7 +17,13 @@ from typing import Any, NamedTuple
 import numpy as np
 import polars as pl
 
-from ..errors import EmptyInputError, SearchEvalError, UnknownMeasureError
+from ..errors import (
+    EmptyInputError,
+    InsufficientDataError,
+    InvalidOptionError,
+    SearchEvalError,
+    UnknownMeasureError,
+)
 from ..frames import Kind, input_kind
 from ..optional import require
 from ..options import check_choice, check_str_list
@@ -35,7 +41,10 @@ _BATCH = 4_000_000  # elements per block in vectorised resampling
 
 # --------------------------------------------------------------------------- input
 class Paired(NamedTuple):
-    """Per-query scores as one queries x runs matrix per measure (internal)."""
+    """Per-query scores as one queries x runs matrix per measure (internal).
+
+    Not a result: power and stability build their results (frames in ``kind``) from it.
+    """
 
     kind: Kind
     runs: list[str]
@@ -77,7 +86,7 @@ def load_paired(
                 "those names, or evaluate the measure first."
             ) from None
     if len(runs) < 2:
-        raise SearchEvalError(
+        raise InsufficientDataError(
             f"{func}: needs per-query scores of at least two runs; the frame has only "
             f"{runs}. Evaluate several runs together: evaluate(runs, qrels, measures, "
             "per_query=True) with a 'run' column naming each system."
@@ -97,7 +106,7 @@ def load_paired(
             .sort("query_id")
         )
         if wide.height < 2:
-            raise SearchEvalError(
+            raise InsufficientDataError(
                 f"{func}: measure {m!r} has {wide.height} query(ies) scored by every run; "
                 "power and stability need at least 2 (and tell little below ~10). Evaluate "
                 "more queries, or use missing='zero' to keep queries some runs lack."
@@ -117,7 +126,7 @@ def run_pairs(
         bases = check_str_list(func, "baseline", baseline, example=f"baseline={runs[0]!r}")
         unknown = [b for b in bases if b not in runs]
         if unknown:
-            raise SearchEvalError(
+            raise InvalidOptionError(
                 f"{func}(baseline={unknown[0]!r}): not a run of the per-query frame; the "
                 f"runs are {runs}. Pass one of them, or baseline=None for all pairs."
             )

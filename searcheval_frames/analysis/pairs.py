@@ -1,7 +1,9 @@
 """The input of :func:`~searcheval_frames.compare`, resolved and paired query by query.
 
-* :func:`load`: the per-query frame (or runs + qrels, evaluated first) as polars
-  ``run, query_id, measure, value``, validated, with the measures chosen.
+* :func:`resolve_input`: what the input is (runs + qrels, or per-query values), decided
+  in this one place; :func:`load_input`: that input as the polars per-query frame
+  ``run, query_id, measure, value`` (runs evaluated first), validated, with the
+  measures chosen (:func:`load`: the same from the leaderboard's arguments).
 * :func:`choose_baselines`: the baseline run(s).
 * :func:`run_pairs`: which (run, baseline) pairs are tested, and the display order.
 * :func:`pair_queries`: the (measure, query) x run grid, completed by the
@@ -14,7 +16,8 @@ from __future__ import annotations
 import contextlib
 import warnings
 from collections.abc import Mapping, Sequence
-from typing import Any
+from dataclasses import dataclass
+from typing import Any, Literal
 
 import polars as pl
 
@@ -22,14 +25,17 @@ from ..errors import (
     DuplicateRowsError,
     EmptyInputError,
     IdMismatchError,
+    InsufficientDataError,
+    InvalidOptionError,
     InvalidScoreError,
     MissingColumnError,
-    SearchEvalError,
+    UnknownMeasureError,
     format_rows,
 )
 from ..frames import ALIASES, Kind, input_kind
 
-__all__ = ["choose_baselines", "load", "pair_queries", "run_pairs"]
+__all__ = ["CompareInput", "choose_baselines", "load", "load_input", "pair_queries",
+           "resolve_input", "run_pairs"]
 
 _PQ_ALIASES: dict[str, tuple[str, ...]] = {
     "run": ALIASES["run"],
@@ -44,7 +50,7 @@ def _resolve(df: pl.DataFrame, columns: Mapping[str, str] | None) -> pl.DataFram
     columns = dict(columns or {})
     unknown = set(columns) - set(_PQ_ALIASES)
     if unknown:
-        raise SearchEvalError(
+        raise InvalidOptionError(
             f"columns=: unknown name(s) {sorted(unknown)}; the keys are {sorted(_PQ_ALIASES)} "
             "and the values your column names, e.g. columns={'measure': 'metric'}"
         )
@@ -84,7 +90,7 @@ def _resolve(df: pl.DataFrame, columns: Mapping[str, str] | None) -> pl.DataFram
             out = out.with_columns(pl.col(col).cast(pl.String))
         nulls = out.filter(pl.col(col).is_null())
         if nulls.height:
-            raise SearchEvalError(
+            raise IdMismatchError(
                 f"per_query: column {found[col]!r} has {nulls.height} missing value(s):\n"
                 f"{format_rows(nulls)}\nDrop or fill those rows first."
             )
@@ -158,7 +164,7 @@ def select_measures(pq: pl.DataFrame, measures: Any) -> tuple[pl.DataFrame, list
             except Exception:
                 hit = None
         if hit is None:
-            raise SearchEvalError(
+            raise UnknownMeasureError(
                 f"measures=: {name!r} is not in the per-query frame; its measures are {present}"
             )
         chosen.append(hit)
@@ -228,6 +234,53 @@ def pair_queries(
     return full.join(drop, on=["measure", "query_id"], how="anti")
 
 
+@dataclass(frozen=True)
+class CompareInput:
+    """What :func:`~searcheval_frames.compare` was given, decided once: ``runs`` to
+    evaluate against ``qrels``, or precomputed ``per_query`` values."""
+
+    kind: Literal["runs", "per_query"]
+    data: Any
+    qrels: Any = None
+
+
+def resolve_input(data: Any, *, runs: Any, per_query: Any, qrels: Any) -> CompareInput:
+    """The one place that decides what ``compare``'s inputs are.
+
+    * ``per_query=`` (keyword): precomputed per-query values; nothing else may hold data;
+    * ``runs=`` or the first argument, with ``qrels=``: runs, evaluated first;
+    * the first argument without ``qrels=``: per-query values (the historical meaning).
+    """
+    if per_query is not None:
+        if data is not None or runs is not None:
+            raise InvalidOptionError(
+                "compare: per-query values given twice (per_query= and the first argument "
+                "or runs=); pass them once, e.g. compare(per_query=pq, baseline='bm25')")
+        if qrels is not None:
+            raise InvalidOptionError(
+                "compare: per_query= holds values already evaluated, so qrels= has no use; "
+                "pass runs with qrels= and measures= instead, e.g. "
+                "compare(runs, qrels=qrels, measures=['nDCG@10'])")
+        return CompareInput("per_query", per_query)
+    if qrels is not None:
+        if runs is not None and data is not None:
+            raise InvalidOptionError(
+                "compare: runs given twice (the first argument and runs=); pass them once, "
+                "e.g. compare(runs, qrels=qrels, measures=['nDCG@10'])")
+        source = runs if runs is not None else data
+        if source is None:
+            raise InvalidOptionError("compare: qrels= given but no runs; pass the runs first")
+        return CompareInput("runs", source, qrels)
+    if runs is not None:
+        raise InvalidOptionError("compare: runs= needs qrels= (and measures=) to evaluate them")
+    if data is None:
+        raise InvalidOptionError(
+            "compare: pass a per-query frame (evaluate(..., per_query=True)) or runs "
+            "with qrels= and measures="
+        )
+    return CompareInput("per_query", data)
+
+
 def load(
     per_query: Any,
     *,
@@ -238,50 +291,57 @@ def load(
     missing: str,
     evaluate_options: Mapping[str, Any],
 ) -> tuple[pl.DataFrame, list[str], Kind]:
+    """:func:`load_input` of compare's historical pair of inputs: with ``qrels``, the
+    runs (``runs``, else ``per_query``) are evaluated; else ``per_query`` is the long
+    per-query frame (the leaderboard reads its input so)."""
+    if qrels is not None:
+        source = runs if runs is not None else per_query
+        if source is None:
+            raise InvalidOptionError("compare: qrels= given but no runs; pass the runs first")
+        inp = CompareInput("runs", source, qrels)
+    else:
+        inp = resolve_input(per_query, runs=runs, per_query=None, qrels=None)
+    return load_input(inp, measures=measures, columns=columns, missing=missing,
+                      evaluate_options=evaluate_options)
+
+
+def load_input(
+    inp: CompareInput,
+    *,
+    measures: str | Sequence[str] | None,
+    columns: Mapping[str, str] | None,
+    missing: str,
+    evaluate_options: Mapping[str, Any],
+) -> tuple[pl.DataFrame, list[str], Kind]:
     """The per-query frame to compare, its measures and the caller's frame kind.
 
-    With ``qrels``, the runs (``runs`` or ``per_query``) are evaluated on ``measures``
-    first; else ``per_query`` is the long per-query frame (or ``{run: frame}``).
+    Runs (``inp.kind == "runs"``) are evaluated on ``measures`` first; per-query values
+    are the long frame ``run, query_id, measure, value`` (or ``{run: frame}``).
     """
-    if qrels is not None:
-        run_input = runs if runs is not None else per_query
-        if run_input is None:
-            raise SearchEvalError("compare: qrels= given but no runs; pass the runs first")
+    kind = input_kind(inp.data)
+    if inp.kind == "runs":
         if measures is None:
-            raise SearchEvalError(
+            raise InvalidOptionError(
                 "compare: with runs and qrels, pass measures=, e.g. measures=['P@5', 'nDCG@10']"
             )
         from ..core.evaluate import evaluate
 
-        kind = input_kind(run_input)
         ev = evaluate(
-            run_input,
-            qrels,
+            inp.data,
+            inp.qrels,
             [measures] if isinstance(measures, str) else list(measures),
             per_query=True,
             missing="skip" if missing == "error" else missing,  # type: ignore[arg-type]
             columns=columns,
             **evaluate_options,
         )
-        pq = per_query_input(ev, None)
-        pq, measure_list = select_measures(pq, None)
-    else:
-        if runs is not None:
-            raise SearchEvalError("compare: runs= needs qrels= (and measures=) to evaluate them")
-        if per_query is None:
-            raise SearchEvalError(
-                "compare: pass a per-query frame (evaluate(..., per_query=True)) or runs "
-                "with qrels= and measures="
-            )
-        if evaluate_options:
-            raise SearchEvalError(
-                f"compare: unexpected argument(s) {sorted(evaluate_options)}; evaluation "
-                "options apply only with runs and qrels="
-            )
-        kind = input_kind(per_query)
-        pq = per_query_input(per_query, columns)
-        pq, measure_list = select_measures(pq, measures)
-    return pq, measure_list, kind
+        return (*select_measures(per_query_input(ev, None), None), kind)
+    if evaluate_options:
+        raise InvalidOptionError(
+            f"compare: unexpected argument(s) {sorted(evaluate_options)}; evaluation "
+            "options apply only with runs and qrels="
+        )
+    return (*select_measures(per_query_input(inp.data, columns), measures), kind)
 
 
 def choose_baselines(all_runs: list[str], baseline: str | Sequence[str] | None) -> list[str]:
@@ -294,12 +354,12 @@ def choose_baselines(all_runs: list[str], baseline: str | Sequence[str] | None) 
         baselines = list(dict.fromkeys(str(b) for b in baseline))
     unknown = [b for b in baselines if b not in all_runs]
     if unknown:
-        raise SearchEvalError(
+        raise InvalidOptionError(
             f"baseline={unknown[0]!r} is not a run of the per-query frame; the runs are "
             f"{all_runs}"
         )
     if len(all_runs) < 2:
-        raise SearchEvalError(
+        raise InsufficientDataError(
             f"compare: need at least two runs to compare; the frame has {all_runs}"
         )
     return baselines

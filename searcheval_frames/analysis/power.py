@@ -45,7 +45,7 @@ from typing import Any, Literal
 import numpy as np
 import polars as pl
 
-from ..errors import SearchEvalError, SearchEvalWarning
+from ..errors import InvalidOptionError, SearchEvalWarning
 from ..frames import to_native
 from ..options import check_choice, check_float, check_int, check_optional_int
 from . import stats as _st
@@ -177,6 +177,53 @@ def _int_list(func: str, name: str, value: Any, **kw: Any) -> list[int] | None:
             for v in items]
 
 
+def _check_options(fn: str, *, alpha: Any, power: Any, test: Any, alternative: Any, method: Any,
+                   sd: Any, delta: Any, n_queries: Any, n_sim: Any, n_resamples: Any,
+                   seed: Any) -> tuple[Any, ...]:
+    """``power``'s options checked, in its order: alpha, target power, test, alternative,
+    method, sd mode, deltas, sizes, n_sim, n_resamples, seed."""
+    alpha = check_float(fn, "alpha", alpha, minimum=0, maximum=1, open_min=True,
+                        open_max=True, example="alpha=0.05")
+    target = check_float(fn, "power", power, minimum=alpha, maximum=1, open_min=True,
+                         open_max=True, what="target power, above alpha", example="power=0.8")
+    test = _st.TESTS[check_choice(fn, "test", test, _TEST_NAMES, example="test='t'")]
+    alternative = check_choice(fn, "alternative", alternative, _ALTERNATIVES)
+    method = check_choice(fn, "method", method, ("analytic", "simulation"))
+    if method == "analytic" and test != "t":
+        raise InvalidOptionError(
+            f"power(test={test!r}, method='analytic'): the analytic power is that of the "
+            "paired t-test; pass method='simulation' to simulate this test, or test='t'."
+        )
+    sd_mode: str | float
+    if isinstance(sd, str):
+        sd_mode = check_choice(fn, "sd", sd, ("pair", "pooled"))
+    else:
+        sd_mode = check_float(fn, "sd", sd, minimum=0, open_min=True,
+                              what="'pair', 'pooled' or a planned sd", example="sd=0.2")
+    deltas = _float_list(fn, "delta", delta, example="delta=0.05")
+    sizes = _int_list(fn, "n_queries", n_queries, minimum=2, example="n_queries=50")
+    n_sim = check_int(fn, "n_sim", n_sim, minimum=100, example="n_sim=2000")
+    n_resamples = check_int(fn, "n_resamples", n_resamples, minimum=10,
+                            example="n_resamples=1000")
+    seed = check_optional_int(fn, "seed", seed, minimum=0, example="seed=0")
+    return (alpha, target, test, alternative, method, sd_mode, deltas, sizes, n_sim,
+            n_resamples, seed)
+
+
+def _pair_sd(d: np.ndarray, sd_mode: str | float, pooled: float | None, pair: str) -> float:
+    """``σ_d`` of one pair (its own, pooled or planned); NaN, with a warning, when the
+    differences have no spread."""
+    s = float(np.std(d, ddof=1) if sd_mode == "pair"
+              else pooled if pooled is not None else sd_mode)
+    if not s > 1e-12 * max(1.0, float(np.abs(d).max())):
+        warnings.warn(
+            f"power: {pair}: the per-query differences have no "
+            "spread (sd = 0), so power is undefined; the row holds NaN.",
+            SearchEvalWarning, stacklevel=4)
+        s = float("nan")
+    return s
+
+
 def power(
     per_query: Any,
     baseline: str | Sequence[str] | None = None,
@@ -255,30 +302,10 @@ def power(
     (0.2, 0.1633, 23)
     """
     fn = "power"
-    alpha = check_float(fn, "alpha", alpha, minimum=0, maximum=1, open_min=True,
-                        open_max=True, example="alpha=0.05")
-    target = check_float(fn, "power", power, minimum=alpha, maximum=1, open_min=True,
-                         open_max=True, what="target power, above alpha", example="power=0.8")
-    test = _st.TESTS[check_choice(fn, "test", test, _TEST_NAMES, example="test='t'")]
-    alternative = check_choice(fn, "alternative", alternative, _ALTERNATIVES)  # type: ignore[arg-type]
-    method = check_choice(fn, "method", method, ("analytic", "simulation"))
-    if method == "analytic" and test != "t":
-        raise SearchEvalError(
-            f"power(test={test!r}, method='analytic'): the analytic power is that of the "
-            "paired t-test; pass method='simulation' to simulate this test, or test='t'."
-        )
-    sd_mode: str | float
-    if isinstance(sd, str):
-        sd_mode = check_choice(fn, "sd", sd, ("pair", "pooled"))
-    else:
-        sd_mode = check_float(fn, "sd", sd, minimum=0, open_min=True,
-                              what="'pair', 'pooled' or a planned sd", example="sd=0.2")
-    deltas = _float_list(fn, "delta", delta, example="delta=0.05")
-    sizes = _int_list(fn, "n_queries", n_queries, minimum=2, example="n_queries=50")
-    n_sim = check_int(fn, "n_sim", n_sim, minimum=100, example="n_sim=2000")
-    n_resamples = check_int(fn, "n_resamples", n_resamples, minimum=10,
-                            example="n_resamples=1000")
-    seed = check_optional_int(fn, "seed", seed, minimum=0, example="seed=0")
+    (alpha, target, test, alternative, method, sd_mode, deltas, sizes, n_sim, n_resamples,
+     seed) = _check_options(fn, alpha=alpha, power=power, test=test, alternative=alternative,
+                            method=method, sd=sd, delta=delta, n_queries=n_queries,
+                            n_sim=n_sim, n_resamples=n_resamples, seed=seed)
     data = load_paired(fn, per_query, measure, missing, columns)
 
     rows: list[dict[str, Any]] = []
@@ -290,14 +317,7 @@ def power(
         for run, base in run_pairs(fn, data, m, baseline):
             d = x[:, col[run]] - x[:, col[base]]
             obs = float(d.mean())
-            s = float(np.std(d, ddof=1) if sd_mode == "pair"
-                      else pooled if pooled is not None else sd_mode)
-            if not s > 1e-12 * max(1.0, float(np.abs(d).max())):
-                warnings.warn(
-                    f"power: {run!r} - {base!r} on {m!r}: the per-query differences have no "
-                    "spread (sd = 0), so power is undefined; the row holds NaN.",
-                    SearchEvalWarning, stacklevel=2)
-                s = float("nan")
+            s = _pair_sd(d, sd_mode, pooled, f"{run!r} - {base!r} on {m!r}")
             sim = None
             if method == "simulation" and math.isfinite(s):
                 sim = _Sim(d, None if sd_mode == "pair" else s, test, alternative, alpha,

@@ -14,7 +14,7 @@ from typing import Any, Literal
 import polars as pl
 
 from ..core.evaluate import check_evaluate_options
-from ..errors import SearchEvalError
+from ..errors import InsufficientDataError, InvalidOptionError
 from ..frames import input_kind, to_native
 from ..options import check_choice, check_float
 from ._inputs import queries_table
@@ -22,7 +22,7 @@ from .pairs import pair_queries as _pair_queries
 from .pairs import per_query_input as _per_query_input
 from .pairs import select_measures as _select_measures
 
-__all__ = ["DIFF_COLUMNS", "query_diff"]
+__all__ = ["DIFF_COLUMNS", "diff_frame", "query_diff"]
 
 #: Columns of :func:`query_diff`'s result (``query`` only when ``queries=`` is given).
 DIFF_COLUMNS: tuple[str, ...] = (
@@ -32,7 +32,7 @@ DIFF_COLUMNS: tuple[str, ...] = (
 DEFAULT_MEASURE = "nDCG@10"
 
 
-def _diff_pl(
+def diff_frame(
     pq: pl.DataFrame,
     *,
     baseline: str | None,
@@ -47,7 +47,7 @@ def _diff_pl(
     measures = pq.get_column("measure").unique(maintain_order=True).to_list()
     if measure is None:
         if len(measures) != 1:
-            raise SearchEvalError(
+            raise InvalidOptionError(
                 f"{func}: the per-query frame has several measures {measures}; pick one with "
                 f"measure=, e.g. measure={measures[0]!r}"
             )
@@ -56,17 +56,17 @@ def _diff_pl(
     names = pq.get_column("run").unique(maintain_order=True).to_list()
     base = baseline if baseline is not None else (names[0] if names else None)
     if base not in names:
-        raise SearchEvalError(f"{func}: baseline={base!r} is not a run; the runs are {names}")
+        raise InvalidOptionError(f"{func}: baseline={base!r} is not a run; the runs are {names}")
     others = [r for r in names if r != base]
     if run is not None:
         if run not in others:
-            raise SearchEvalError(
+            raise InvalidOptionError(
                 f"{func}: run={run!r} is not a run other than the baseline; choose one of "
                 f"{others}"
             )
         others = [run]
     if not others:
-        raise SearchEvalError(f"{func}: need a second run besides baseline {base!r}; runs: {names}")
+        raise InsufficientDataError(f"{func}: need a second run besides baseline {base!r}; runs: {names}")
     paired = _pair_queries(pq, [str(base), *others], missing)
     b = paired.filter(pl.col("run") == base).select(
         "query_id", pl.col("value").alias("baseline_value")
@@ -91,6 +91,8 @@ def _diff_pl(
         out = out.join(queries, on="query_id", how="left", maintain_order="left")
         cols.insert(4, "query")
     return out.select(cols)
+
+
 
 
 def query_diff(
@@ -164,14 +166,14 @@ def query_diff(
     tie_tolerance = check_float("query_diff", "tie_tolerance", tie_tolerance, minimum=0.0,
                                 example="tie_tolerance=1e-9")
     if per_query is not None and runs is not None:
-        raise SearchEvalError("query_diff: pass either runs (with qrels) or per_query=, not both")
+        raise InvalidOptionError("query_diff: pass either runs (with qrels) or per_query=, not both")
     source = per_query if per_query is not None else runs
     if source is None:
-        raise SearchEvalError("query_diff: pass runs and qrels, or a per-query frame")
+        raise InvalidOptionError("query_diff: pass runs and qrels, or a per-query frame")
     kind = input_kind(source)
     if qrels is not None:
         if per_query is not None:
-            raise SearchEvalError("query_diff: qrels= goes with runs, not with per_query=")
+            raise InvalidOptionError("query_diff: qrels= goes with runs, not with per_query=")
         from ..core.evaluate import evaluate
 
         meas = measure if measure is not None else DEFAULT_MEASURE
@@ -180,11 +182,11 @@ def query_diff(
         pq = _per_query_input(ev, None)
     else:
         if evaluate_options:
-            raise SearchEvalError(
+            raise InvalidOptionError(
                 f"query_diff: unexpected argument(s) {sorted(evaluate_options)}; evaluation "
                 "options apply only with runs and qrels="
             )
         pq = _per_query_input(source, columns)
-    out = _diff_pl(pq, baseline=baseline, run=run, measure=measure, missing=missing,
+    out = diff_frame(pq, baseline=baseline, run=run, measure=measure, missing=missing,
                    tie_tolerance=tie_tolerance, queries=queries_table(queries))
     return to_native(out, kind)

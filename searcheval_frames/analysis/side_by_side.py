@@ -14,7 +14,7 @@ from typing import Any
 
 import polars as pl
 
-from ..errors import SearchEvalError
+from ..errors import InvalidOptionError
 from ..frames import Kind, input_kind, to_native
 from ..frames.display import shorten
 from ..options import check_int
@@ -317,24 +317,24 @@ def side_by_side(
     names = run_df.get_column("run").unique(maintain_order=True).to_list()
     base = baseline if baseline is not None else names[0]
     if base not in names:
-        raise SearchEvalError(f"side_by_side: baseline={base!r} is not a run; the runs are {names}")
+        raise InvalidOptionError(f"side_by_side: baseline={base!r} is not a run; the runs are {names}")
     others = [r for r in names if r != base]
     if run is None:
         if len(others) != 1:
-            raise SearchEvalError(
+            raise InvalidOptionError(
                 f"side_by_side: pick the run to show next to {base!r} with run=; the other "
                 f"runs are {others}"
             )
         run = others[0]
     elif run not in others:
-        raise SearchEvalError(
+        raise InvalidOptionError(
             f"side_by_side: run={run!r} is not a run other than the baseline; choose one of "
             f"{others}"
         )
     present = run_df.filter(pl.col("query_id") == qid).get_column("run").unique().to_list()
     if not present:
         known = run_df.get_column("query_id").unique(maintain_order=True).head(5).to_list()
-        raise SearchEvalError(
+        raise InvalidOptionError(
             f"side_by_side: query_id={qid!r} is in neither run; query ids look like {known}"
         )
     frame = side_by_side_pl(run_df, qrels_df, qid, baseline=base, run=run, k=k,

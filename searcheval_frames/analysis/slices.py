@@ -35,12 +35,12 @@ import numpy as np
 import polars as pl
 
 from ..core.slicing import attach_slices, slice_keys
-from ..errors import SearchEvalError, SearchEvalWarning
+from ..errors import EmptyInputError, SearchEvalWarning
 from ..frames import Kind, to_native
 from ..options import check_float, check_int
 from . import stats as _st
 from .noncentral import detectable
-from .pairs import load as _load
+from .pairs import load_input, resolve_input
 
 __all__ = ["SliceComparison", "by_slice"]
 
@@ -152,8 +152,9 @@ def by_slice(compare: Callable[..., Any], args: dict[str, Any]) -> SliceComparis
     """
     args = {k: v for k, v in args.items() if k != "by_slice"}  # compare's import of us
     queries, by, min_queries = args.pop("queries"), args.pop("by"), args.pop("min_queries")
-    per_query, baseline = args.pop("per_query"), args.pop("baseline")
-    runs, qrels, measures = args.pop("runs"), args.pop("qrels"), args.pop("measures")
+    inp = resolve_input(args.pop("data"), runs=args.pop("runs"), per_query=args.pop("per_query"),
+                        qrels=args.pop("qrels"))
+    baseline, measures = args.pop("baseline"), args.pop("measures")
     columns, missing = args.pop("columns"), args.pop("missing")
     correction, alpha = args.pop("correction"), args.pop("alpha")
     evaluate_options = args.pop("evaluate_options")
@@ -164,8 +165,8 @@ def by_slice(compare: Callable[..., Any], args: dict[str, Any]) -> SliceComparis
     check_int("compare", "min_queries", min_queries, minimum=1, example="min_queries=20")
     keys = slice_keys(queries, by, "compare")
     names = keys.columns[1:]
-    pq, _, kind = _load(per_query, runs=runs, qrels=qrels, measures=measures, columns=columns,
-                        missing=missing, evaluate_options=evaluate_options)
+    pq, _, kind = load_input(inp, measures=measures, columns=columns, missing=missing,
+                             evaluate_options=evaluate_options)
     sliced = attach_slices(pq, keys, "compare")
     frames, per_slice = [], {}
     for group, sub in sliced.group_by(names, maintain_order=True):
@@ -179,7 +180,7 @@ def by_slice(compare: Callable[..., Any], args: dict[str, Any]) -> SliceComparis
         frames.append(f.select(*(pl.lit(v, dtype=sliced.schema[c]).alias(c)
                                  for c, v in zip(names, group, strict=True)), pl.all()))
     if not frames:
-        raise SearchEvalError("compare(by=...): no query to compare")
+        raise EmptyInputError("compare(by=...): no query to compare")
     frame = pl.concat(frames).sort(names, nulls_last=True, maintain_order=True)
     pvals = frame["p_value"].to_numpy().astype(np.float64)
     method = _st.canonical_correction(correction)

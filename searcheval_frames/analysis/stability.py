@@ -29,7 +29,7 @@ from typing import Any, Literal, NamedTuple
 import numpy as np
 import polars as pl
 
-from ..errors import SearchEvalError
+from ..errors import InvalidOptionError
 from ..frames import to_native
 from ..options import check_choice, check_float, check_int, check_optional_int
 from . import stats as _st
@@ -43,6 +43,7 @@ __all__ = [
     "bootstrap_asl",
     "discriminative_power",
     "kendall_tau_rows",
+    "quantile_name",
     "stability",
 ]
 
@@ -52,10 +53,19 @@ _BATCH = 4_000_000
 
 # --------------------------------------------------------------------------- discriminative power
 class DiscriminativePower(NamedTuple):
-    """``summary``: one row per measure; ``asl``: one row per (measure, run pair), sorted."""
+    """``summary``: one row per measure; ``asl``: one row per (measure, run pair), sorted.
+
+    Both in the caller's frame kind; ``.frame`` is ``summary`` (``summary, asl = ...``
+    unpacking works too).
+    """
 
     summary: Any
     asl: Any
+
+    @property
+    def frame(self) -> Any:
+        """The per-measure summary, in the caller's frame kind."""
+        return self.summary
 
 
 def bootstrap_asl(d: np.ndarray, idx: np.ndarray) -> np.ndarray:
@@ -198,10 +208,19 @@ def discriminative_power(
 
 # --------------------------------------------------------------------------- stability
 class Stability(NamedTuple):
-    """``summary``: one row per (measure, size); ``swaps``: per (measure, size, Δ bin)."""
+    """``summary``: one row per (measure, size); ``swaps``: per (measure, size, Δ bin).
+
+    Both in the caller's frame kind; ``.frame`` is ``summary`` (``summary, swaps = ...``
+    unpacking works too).
+    """
 
     summary: Any
     swaps: Any
+
+    @property
+    def frame(self) -> Any:
+        """The per-(measure, size) summary, in the caller's frame kind."""
+        return self.summary
 
 
 def _signs(diff: np.ndarray, scale: float) -> np.ndarray:
@@ -231,9 +250,12 @@ def _membership(order: np.ndarray, start: int, stop: int) -> np.ndarray:
     return m
 
 
-def _qname(q: float) -> str:
+def quantile_name(q: float) -> str:
+    """The column of the ``q`` quantile of τ: ``tau_q05`` for 0.05, ``tau_q2.5`` for 0.025."""
     pct = q * 100
     return f"tau_q{round(pct):02d}" if abs(pct - round(pct)) < 1e-9 else f"tau_q{pct:g}"
+
+
 
 
 def stability(
@@ -295,7 +317,7 @@ def stability(
         edges = np.asarray([check_float(fn, "bins", b, minimum=0, example="bins=10")
                             for b in bins])
         if edges.size < 2 or np.any(np.diff(edges) <= 0):
-            raise SearchEvalError(
+            raise InvalidOptionError(
                 f"stability(bins={list(bins)!r}): bin edges must be at least two increasing "
                 "numbers >= 0, e.g. bins=[0, 0.01, 0.02, 0.05], or a number of bins: bins=10")
     else:
@@ -306,7 +328,7 @@ def stability(
         size_list = [check_int(fn, "sizes", int(s) if isinstance(s, np.integer) else s,
                                minimum=1, example="sizes=[10, 20, 30]") for s in items]
         if not size_list:
-            raise SearchEvalError("stability(sizes=[]): give at least one size, or None")
+            raise InvalidOptionError("stability(sizes=[]): give at least one size, or None")
     rows: list[dict[str, Any]] = []
     swap_rows: list[dict[str, Any]] = []
     for m in data.measures:
@@ -318,7 +340,7 @@ def stability(
             size_list = sorted({int(v) for v in np.linspace(max(2, round(nq / 10)), nq, 10)})
         big = [s for s in size_list if s > nq]
         if big:
-            raise SearchEvalError(
+            raise InvalidOptionError(
                 f"stability(sizes={size_list}): {big[0]} is more than the {nq} queries of "
                 f"measure {m!r}; use sizes between 1 and {nq}.")
         if nq < MIN_QUERIES:
@@ -331,49 +353,64 @@ def stability(
             edges = np.linspace(0.0, top, nbins + 1)
         for s in size_list:
             rng = _st.pair_rng(seed, m, f"size={s}")
-            taus, nswap, ncomp = [], np.zeros(edges.size - 1), np.zeros(edges.size - 1)
-            step = max(1, _BATCH // max(nq, nr * nr))
-            for start in range(0, n_samples, step):
-                c = min(step, n_samples - start)
-                order = np.argsort(rng.random((c, nq)), axis=1)
-                mean_a = _membership(order, 0, s) @ x / s
-                taus.append(kendall_tau_rows(mean_a, full, scale))
-                if 2 * s <= nq:
-                    mean_b = _membership(order, s, 2 * s) @ x / s
-                    da = mean_a[:, i] - mean_a[:, j]
-                    swapped = _signs(da, scale) * _signs(mean_b[:, i] - mean_b[:, j], scale) < 0
-                    k = np.clip(np.searchsorted(edges, np.abs(da), side="right") - 1,
-                                0, edges.size - 2)
-                    ncomp += np.bincount(k.ravel(), minlength=edges.size - 1)
-                    nswap += np.bincount(k.ravel(), weights=swapped.ravel(),
-                                         minlength=edges.size - 1)
-            # τ is undefined (NaN) for a sample whose runs all tie; those are left out,
-            # and every statistic is NaN when the full ranking itself is one big tie
-            tau = np.concatenate(taus)
-            tau = tau[~np.isnan(tau)] if (~np.isnan(tau)).any() else np.full(1, np.nan)
+            tau, nswap, ncomp = _subsets(x, full, scale, s, edges, n_samples, rng)
             if nq < MIN_QUERIES:  # a "τ = 1" on two queries would only look stable (#26)
                 tau, ncomp = np.full(1, np.nan), np.zeros_like(ncomp)
             row: dict[str, Any] = {"measure": m, "size": s, "n_samples": n_samples,
                                    "n_queries": nq, "n_runs": nr,
                                    "tau_mean": float(np.mean(tau)),
                                    "tau_median": float(np.median(tau))}
-            row.update({_qname(q): float(np.quantile(tau, q)) for q in qs})
+            row.update({quantile_name(q): float(np.quantile(tau, q)) for q in qs})
             row["tau_min"] = float(np.min(tau))
             row["swap_rate"] = float(nswap.sum() / ncomp.sum()) if ncomp.sum() else None
             rows.append(row)
             if ncomp.sum():
-                for b in range(edges.size - 1):
-                    swap_rows.append({
-                        "measure": m, "size": s, "bin": b, "delta_low": float(edges[b]),
-                        "delta_high": float(edges[b + 1]) if b < edges.size - 2 else math.inf,
-                        "n_comparisons": int(ncomp[b]), "n_swaps": int(nswap[b]),
-                        "swap_rate": float(nswap[b] / ncomp[b]) if ncomp[b] else None})
+                swap_rows += _swap_rows(m, s, edges, nswap, ncomp)
     summary = pl.DataFrame(rows).with_columns(pl.col("swap_rate").cast(pl.Float64))
     swap_schema = {"measure": pl.String, "size": pl.Int64, "bin": pl.Int64,
                    "delta_low": pl.Float64, "delta_high": pl.Float64,
                    "n_comparisons": pl.Int64, "n_swaps": pl.Int64, "swap_rate": pl.Float64}
     swaps = pl.DataFrame(swap_rows, schema=swap_schema, orient="row")
     return Stability(to_native(summary, data.kind), to_native(swaps, data.kind))
+
+
+def _subsets(x: np.ndarray, full: np.ndarray, scale: float, s: int, edges: np.ndarray,
+             n_samples: int, rng: np.random.Generator) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+    """τ of ``n_samples`` random subsets of ``s`` queries to the full ranking, and the
+    swaps / comparisons per Δ bin between pairs of disjoint subsets (when ``2s <= n``)."""
+    nq, nr = x.shape
+    i, j = np.triu_indices(nr, 1)
+    taus, nswap, ncomp = [], np.zeros(edges.size - 1), np.zeros(edges.size - 1)
+    step = max(1, _BATCH // max(nq, nr * nr))
+    for start in range(0, n_samples, step):
+        c = min(step, n_samples - start)
+        order = np.argsort(rng.random((c, nq)), axis=1)
+        mean_a = _membership(order, 0, s) @ x / s
+        taus.append(kendall_tau_rows(mean_a, full, scale))
+        if 2 * s <= nq:
+            mean_b = _membership(order, s, 2 * s) @ x / s
+            da = mean_a[:, i] - mean_a[:, j]
+            swapped = _signs(da, scale) * _signs(mean_b[:, i] - mean_b[:, j], scale) < 0
+            k = np.clip(np.searchsorted(edges, np.abs(da), side="right") - 1,
+                        0, edges.size - 2)
+            ncomp += np.bincount(k.ravel(), minlength=edges.size - 1)
+            nswap += np.bincount(k.ravel(), weights=swapped.ravel(),
+                                 minlength=edges.size - 1)
+    # τ is undefined (NaN) for a sample whose runs all tie; those are left out,
+    # and every statistic is NaN when the full ranking itself is one big tie
+    tau = np.concatenate(taus)
+    tau = tau[~np.isnan(tau)] if (~np.isnan(tau)).any() else np.full(1, np.nan)
+    return tau, nswap, ncomp
+
+
+def _swap_rows(m: str, s: int, edges: np.ndarray, nswap: np.ndarray,
+               ncomp: np.ndarray) -> list[dict[str, Any]]:
+    """One row per Δ bin: its edges (the last open-ended), comparisons, swaps, rate."""
+    return [{"measure": m, "size": s, "bin": b, "delta_low": float(edges[b]),
+             "delta_high": float(edges[b + 1]) if b < edges.size - 2 else math.inf,
+             "n_comparisons": int(ncomp[b]), "n_swaps": int(nswap[b]),
+             "swap_rate": float(nswap[b] / ncomp[b]) if ncomp[b] else None}
+            for b in range(edges.size - 1)]
 
 
 def _warn_untestable(fn: str, measure: str, d: np.ndarray) -> None:

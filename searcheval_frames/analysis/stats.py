@@ -39,7 +39,7 @@ from typing import Any
 
 import numpy as np
 
-from ..errors import InvalidOptionError, SearchEvalError
+from ..errors import InvalidOptionError, InvalidScoreError
 from ..optional import require
 from .degenerate import degenerate_reason
 
@@ -152,7 +152,7 @@ def canonical_ci_method(name: str, func: str = "compare") -> str:
     return key
 
 
-def _check_alternative(alternative: str, func: str = "compare") -> None:
+def check_alternative(alternative: str, func: str = "compare") -> None:
     if alternative not in _ALTERNATIVES:
         raise _unknown_option(func, "alternative", alternative, _ALTERNATIVES)
 
@@ -161,12 +161,12 @@ def _paired_arrays(x: Any, y: Any) -> tuple[np.ndarray, np.ndarray]:
     x = np.asarray(x, dtype=np.float64)
     y = np.asarray(y, dtype=np.float64)
     if x.ndim != 1 or x.shape != y.shape:
-        raise SearchEvalError(
+        raise InvalidOptionError(
             f"paired scores must be two 1-d arrays of the same length; got shapes "
             f"{x.shape} and {y.shape}"
         )
     if not (np.isfinite(x).all() and np.isfinite(y).all()):
-        raise SearchEvalError("paired scores contain NaN or infinite values; remove them first")
+        raise InvalidScoreError("paired scores contain NaN or infinite values; remove them first")
     return x, y
 
 
@@ -184,7 +184,7 @@ def pair_rng(seed: int | None, *keys: str) -> np.random.Generator:
     if seed is None:
         return np.random.default_rng()
     if isinstance(seed, bool) or not isinstance(seed, (int, np.integer)) or seed < 0:
-        raise SearchEvalError(f"seed={seed!r}: use a non-negative integer, or None for no seed")
+        raise InvalidOptionError(f"seed={seed!r}: use a non-negative integer, or None for no seed")
     entropy = [int(seed), *(zlib.crc32(str(k).encode("utf-8")) for k in keys)]
     return np.random.default_rng(np.random.SeedSequence(entropy))
 
@@ -339,7 +339,7 @@ def _paired_test(x: Any, y: Any, test: str, *, alternative: str, n_resamples: in
     stats = require("scipy.stats", "paired tests and intervals")
 
     x, y = _paired_arrays(x, y)
-    _check_alternative(alternative)
+    check_alternative(alternative)
     name = canonical_test(test)
     d = x - y
     if degenerate_reason(d) is not None:  # too few queries, all ties, no spread (#26)
@@ -408,10 +408,10 @@ def _bootstrap_ci(x: Any, y: Any, *, confidence: float, method: str, n_resamples
     x, y = _paired_arrays(x, y)
     method = canonical_ci_method(method)
     if method == "test":
-        raise SearchEvalError("bootstrap_ci(method='test'): that interval comes with its test "
+        raise InvalidOptionError("bootstrap_ci(method='test'): that interval comes with its test "
                               "(analysis.inference.paired_inference); or use method='bca'")
     if not 0 < confidence < 1:
-        raise SearchEvalError(f"ci={confidence!r}: the confidence level must be in (0, 1), e.g. 0.95")
+        raise InvalidOptionError(f"ci={confidence!r}: the confidence level must be in (0, 1), e.g. 0.95")
     d = x - y
     if degenerate_reason(d) is not None:  # never a zero-width "interval" (#26)
         return float("nan"), float("nan")
@@ -472,14 +472,14 @@ def adjust_pvalues(pvalues: Sequence[float] | np.ndarray, method: str | None = "
 
     method = canonical_correction(method)
     if method == "tukey":
-        raise SearchEvalError("adjust_pvalues(method='tukey'): Tukey HSD needs the scores; "
+        raise InvalidOptionError("adjust_pvalues(method='tukey'): Tukey HSD needs the scores; "
                               "use sef.compare(correction='tukey') or sef.leaderboard")
     p = np.asarray(pvalues, dtype=np.float64).copy()
     if p.ndim != 1:
-        raise SearchEvalError("pvalues must be one-dimensional")
+        raise InvalidOptionError("pvalues must be one-dimensional")
     ok = ~np.isnan(p)
     if ((p[ok] < 0) | (p[ok] > 1)).any():
-        raise SearchEvalError("pvalues must lie in [0, 1]")
+        raise InvalidOptionError("pvalues must lie in [0, 1]")
     q = p[ok]
     m = q.size
     if m == 0 or method == "none":

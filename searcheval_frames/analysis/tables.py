@@ -44,7 +44,7 @@ from typing import Any
 import polars as pl
 
 from .._deprecation import deprecated_aliases
-from ..errors import SearchEvalError
+from ..errors import InvalidOptionError
 from ..frames import Kind, to_native
 from . import markup
 from .markup import Cell, Model, flat_headers, plain
@@ -153,9 +153,9 @@ class Table:
         runs: Sequence[str] | None = None,
     ) -> None:
         if layout not in LAYOUTS:
-            raise SearchEvalError(f"layout={layout!r}: use one of {list(LAYOUTS)}")
+            raise InvalidOptionError(f"layout={layout!r}: use one of {list(LAYOUTS)}")
         if int(digits) < 0 or int(pct_digits) < 0:
-            raise SearchEvalError("digits and pct_digits must be non-negative integers")
+            raise InvalidOptionError("digits and pct_digits must be non-negative integers")
         self._frame = frame
         self.means = means
         self.baselines = list(baselines)
@@ -179,14 +179,14 @@ class Table:
                 if self.layout == "before_after" and key == "mean":
                     key = "after"
                 if key not in allowed:
-                    raise SearchEvalError(
+                    raise InvalidOptionError(
                         f"columns=: {c!r} is not a column of the {self.layout!r} layout; use "
                         f"any of {list(allowed)}"
                     )
                 cols.append(key)
             cols = list(dict.fromkeys(cols))
             if not cols:
-                raise SearchEvalError("columns= is empty; name at least one column")
+                raise InvalidOptionError("columns= is empty; name at least one column")
         self.columns = cols
         self.measures = self._subset(measures, list(all_measures), "measures")
         self.runs = self._subset(runs, list(all_runs), "runs")
@@ -209,7 +209,7 @@ class Table:
         chosen = [chosen] if isinstance(chosen, str) else list(chosen)
         bad = [c for c in chosen if c not in available]
         if bad:
-            raise SearchEvalError(f"{arg}=: {bad[0]!r} is not in the comparison; it has {available}")
+            raise InvalidOptionError(f"{arg}=: {bad[0]!r} is not in the comparison; it has {available}")
         return chosen
 
     # ------------------------------------------------------------------ frames

@@ -17,7 +17,7 @@ import sys
 from collections.abc import Sequence
 
 from ..errors import SearchEvalError
-from .common import EXIT_INPUT, EXIT_OK, EXIT_USAGE, _one_line, os_error_line
+from ._common import EXIT_INPUT, EXIT_OK, EXIT_USAGE, one_line, os_error_line
 
 __all__ = ["build_parser", "main"]
 
@@ -72,7 +72,7 @@ def main(argv: Sequence[str] | None = None) -> int:
         findings = check(run, args.qrels, queries=args.queries, measures=measures or None,
                          relevance_level=args.relevance_level, scale=scale, depth=args.depth)
     except SearchEvalError as exc:
-        print(f"searcheval check: error: {_one_line(exc)}", file=sys.stderr)
+        print(f"searcheval check: error: {one_line(exc)}", file=sys.stderr)
         return EXIT_INPUT
     except OSError as exc:
         print(f"searcheval check: error: {os_error_line(exc)}", file=sys.stderr)

@@ -26,8 +26,8 @@ from typing import TYPE_CHECKING, Any, TextIO
 
 import polars as pl
 
-from ..errors import SearchEvalError
-from .common import EXIT_INPUT, EXIT_OK, EXIT_USAGE, _one_line, _read_runs, os_error_line
+from ..errors import InvalidOptionError, SearchEvalError
+from ._common import EXIT_INPUT, EXIT_OK, EXIT_USAGE, one_line, os_error_line, read_runs
 
 if TYPE_CHECKING:
     pass
@@ -235,13 +235,13 @@ def run_cli(args: argparse.Namespace, out: TextIO) -> int:
     if not names and any(r.family == "relstring" for r in exp.requests):
         names = ["NumRet"]  # relstring alone: evaluate something to know the queries
     if not names:
-        raise SearchEvalError("no measure to compute besides runid; add -m MEASURE")
+        raise InvalidOptionError("no measure to compute besides runid; add -m MEASURE")
     opts: dict[str, Any] = dict(
         relevance_level=args.level, missing="zero" if args.complete else "skip",
         depth=args.depth, judged_only=args.judged_only, compat=args.compat)
     EvalOptions(func="searcheval", **opts)
     measures = parse_measures(names, duplicates="drop")
-    run, blocks = _read_runs(args.runs, args.name_from, flat_qrels(qrels))
+    run, blocks = read_runs(args.runs, args.name_from, flat_qrels(qrels))
     runs = run.get_column("run").unique(maintain_order=True).to_list()
     agg: pl.DataFrame | None
     pq: pl.DataFrame | None
@@ -313,7 +313,7 @@ def main(argv: Sequence[str] | None = None) -> int:
 
         argv = load_plugins(argv)
     except SearchEvalError as exc:
-        print(f"searcheval: error: {_one_line(exc)}", file=sys.stderr)
+        print(f"searcheval: error: {one_line(exc)}", file=sys.stderr)
         return EXIT_INPUT
     if argv[:1] == ["report"]:  # `searcheval report QRELS RUN...`: the main job
         from .report import main as report_main
@@ -351,7 +351,7 @@ def main(argv: Sequence[str] | None = None) -> int:
             return code
         return run_cli(args, sys.stdout)
     except SearchEvalError as exc:
-        print(f"searcheval: error: {_one_line(exc)}", file=sys.stderr)
+        print(f"searcheval: error: {one_line(exc)}", file=sys.stderr)
         return EXIT_INPUT
     except BrokenPipeError:  # `searcheval ... | head`
         return EXIT_OK

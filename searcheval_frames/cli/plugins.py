@@ -18,7 +18,13 @@ from collections.abc import Sequence
 from importlib.metadata import entry_points
 from pathlib import Path
 
-from ..errors import SearchEvalError
+from ..errors import (
+    FileAccessError,
+    FileFormatError,
+    InvalidOptionError,
+    PluginError,
+    SearchEvalError,
+)
 
 __all__ = ["ENTRY_POINT_GROUP", "load_plugins"]
 
@@ -28,18 +34,18 @@ ENTRY_POINT_GROUP = "searcheval_frames.measures"
 def _load_file(path: str) -> None:
     file = Path(path)
     if not file.is_file():
-        raise SearchEvalError(f"--plugin {path}: no such file; give the path of a Python "
+        raise FileAccessError(f"--plugin {path}: no such file; give the path of a Python "
                               "file that registers measures with @sef.measure(...)")
     spec = importlib.util.spec_from_file_location(f"searcheval_plugin_{file.stem}", file)
     if spec is None or spec.loader is None:
-        raise SearchEvalError(f"--plugin {path}: not a Python file (expected a .py file)")
+        raise FileFormatError(f"--plugin {path}: not a Python file (expected a .py file)")
     module = importlib.util.module_from_spec(spec)
     try:
         spec.loader.exec_module(module)
     except SearchEvalError:
         raise
     except Exception as exc:
-        raise SearchEvalError(f"--plugin {path}: importing it failed: "
+        raise PluginError(f"--plugin {path}: importing it failed: "
                               f"{type(exc).__name__}: {exc}") from exc
 
 
@@ -53,7 +59,7 @@ def load_plugins(argv: Sequence[str]) -> list[str]:
         try:
             ep.load()
         except Exception as exc:
-            raise SearchEvalError(f"the measure plugin {ep.name!r} ({ep.value}) of entry point "
+            raise PluginError(f"the measure plugin {ep.name!r} ({ep.value}) of entry point "
                                   f"group {ENTRY_POINT_GROUP} failed to load: "
                                   f"{type(exc).__name__}: {exc}") from exc
     rest: list[str] = []
@@ -63,7 +69,7 @@ def load_plugins(argv: Sequence[str]) -> list[str]:
         arg = items[i]
         if arg == "--plugin":
             if i + 1 >= len(items):
-                raise SearchEvalError("--plugin needs a file, e.g. --plugin my_measures.py")
+                raise InvalidOptionError("--plugin needs a file, e.g. --plugin my_measures.py")
             _load_file(items[i + 1])
             i += 2
             continue

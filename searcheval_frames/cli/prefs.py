@@ -15,9 +15,9 @@ from typing import TextIO
 
 import polars as pl
 
-from ..errors import SearchEvalError, UnknownMeasureError
+from ..errors import IdMismatchError, InvalidOptionError, UnknownMeasureError
 from ..measures.prefs import PREFS_COUNTS, PREFS_MEASURES
-from .common import EXIT_OK, _read_runs
+from ._common import EXIT_OK, read_runs
 from .trec_eval import MeasureRequest
 
 __all__ = ["prefs_requests", "run_prefs"]
@@ -72,21 +72,21 @@ def run_prefs(args: argparse.Namespace, out: TextIO) -> int:
 
     requests = prefs_requests(args.measures)
     if args.format != "trec_eval":
-        raise SearchEvalError("preference judgments (-R prefs / qrels_prefs) are printed "
+        raise InvalidOptionError("preference judgments (-R prefs / qrels_prefs) are printed "
                               "as trec_eval does: add --format trec_eval")
     for flag, given in (("-c", args.complete), ("-J", args.judged_only),
                         ("-Z", bool(args.zscores)), ("-l", args.level != 1)):
         if given:
-            raise SearchEvalError(f"{flag} is not supported with -R {args.rel_format} (the "
+            raise InvalidOptionError(f"{flag} is not supported with -R {args.rel_format} (the "
                                   "preference measures have no such option here); drop it")
     reader = read_prefs if args.rel_format == "prefs" else read_qrels_prefs
     prefs = reader(args.qrels)
     flat = prefs.select("query_id", "doc_id", pl.col("rel_level").alias("relevance"))
-    run, _ = _read_runs(args.runs, args.name_from, flat)
+    run, _ = read_runs(args.runs, args.name_from, flat)
     pq = evaluate_prefs(run, prefs, depth=args.depth)
     queries = pq.select("run", "query_id").unique()
     if queries.height == 0:
-        raise SearchEvalError(
+        raise IdMismatchError(
             "no query of the run has preference judgments; check that the query ids of "
             f"{args.qrels} and the run match")
     sums = pq.group_by("run", "measure").agg(pl.col("value").sum().alias("s"),

@@ -7,6 +7,7 @@ Examples
     searcheval report qrels.txt bm25.run rerank.run --baseline bm25 -o report/
     searcheval report qrels.txt runs/*.run --baseline bm25 -m nDCG@10 -m P.5,10 \\
         --queries queries.tsv --docs docs.jsonl -o report/
+    searcheval report qrels.txt runs/*.run --queries queries.tsv --by intent -o report/
 
 Exit codes: 0 success, 1 bad input (unreadable or malformed file, unknown measure
 or run), 2 bad command line.
@@ -23,7 +24,9 @@ from typing import Any
 
 from ..errors import SearchEvalError
 from ..optional import MissingDependencyError
-from .common import EXIT_INPUT, EXIT_OK, EXIT_USAGE, _one_line, _read_runs
+from ._common import EXIT_INPUT, EXIT_OK, EXIT_USAGE
+from ._common import one_line as _one_line
+from ._common import read_runs as _read_runs
 
 __all__ = ["build_parser", "main"]
 
@@ -41,6 +44,7 @@ examples:
   searcheval report data/example/qrels.txt data/example/runs/bm25.run \\
       data/example/runs/bm25-rerank.run --baseline bm25 \\
       --queries data/example/queries.tsv --docs data/example/docs.jsonl -o report/
+  searcheval report qrels.txt bm25.run rerank.run --queries queries.tsv --by intent
 
 exit codes: 0 ok, 1 bad input (file, measure, run name or data), 2 bad command line."""
 
@@ -63,7 +67,14 @@ def build_parser() -> argparse.ArgumentParser:
                         "R@10 RR nDCG@10 AP)")
     p.add_argument("--focus", metavar="MEASURE",
                    help="measure of the per-query analysis (default nDCG@10)")
-    p.add_argument("--queries", metavar="FILE", help="query texts (TSV, CSV, JSON Lines, ...)")
+    p.add_argument("--queries", metavar="FILE",
+                   help="query texts and metadata (TSV, CSV, JSON Lines, ...): query_id, "
+                        "query and any columns to slice by")
+    p.add_argument("--by", metavar="COLUMN", action="append", dest="by",
+                   help="add a 'By slice' section: the run against the baseline within each "
+                        "value of this column of --queries (e.g. intent), p-values corrected "
+                        "over all slice tests; with more than two runs also a leaderboard "
+                        "per slice; repeatable")
     p.add_argument("--docs", metavar="FILE",
                    help="document titles: .jsonl/.csv/.tsv/.parquet with doc_id and title/text")
     p.add_argument("-o", "--output", metavar="DIR", default="report",
@@ -159,6 +170,7 @@ def run_report(args: argparse.Namespace, argv: Sequence[str]) -> int:
             n_resamples=args.n_resamples, seed=args.seed,
             relevance_level=args.relevance_level, min_judged=args.min_judged,
             figures=not args.no_figures, command=command,
+            by=None if not args.by else args.by[0] if len(args.by) == 1 else args.by,
         )
     for w in caught:
         print(f"searcheval: warning: {' '.join(str(w.message).split())}", file=sys.stderr)
@@ -193,6 +205,12 @@ def main(argv: Sequence[str]) -> int:
             print(f"searcheval report: error: {flag} must be a positive number, e.g. "
                   f"{flag} {20 if flag == '--depth' else 10}", file=sys.stderr)
             return EXIT_USAGE
+    if args.by and not args.queries:
+        parser.print_usage(sys.stderr)
+        print("searcheval report: error: --by needs --queries FILE, a query file with a "
+              f"query_id column and the column to slice by, e.g. --queries queries.tsv "
+              f"--by {args.by[0]}", file=sys.stderr)
+        return EXIT_USAGE
     try:
         return run_report(args, argv)
     except SearchEvalError as exc:
@@ -204,7 +222,7 @@ def main(argv: Sequence[str]) -> int:
     except BrokenPipeError:
         return EXIT_OK
     except OSError as exc:  # any other OSError: one line too (issue #22)
-        from .common import os_error_line
+        from ._common import os_error_line
 
         print(f"searcheval report: error: {os_error_line(exc)}", file=sys.stderr)
         return EXIT_INPUT

@@ -21,7 +21,7 @@ from typing import Any
 
 import polars as pl
 
-from ..errors import SearchEvalError, UnknownMeasureError
+from ..errors import InvalidOptionError, UnknownMeasureError
 from ..measures.base import split_outside
 
 __all__ = [
@@ -237,42 +237,51 @@ def expand_measures(specs: Sequence[str] | None, compat: str = "trec_eval-10") -
     >>> [r.label for r in expand_measures(["P.10,5", "map"]).requests]
     ['map', 'P_5', 'P_10']
     """
-    specs = list(specs or ["official"])
-    exp = Expansion()
-    seen: set[str] = set()
-    extra = 0
-    # trec_eval: parameters given for a family replace its default parameters, also when the
-    # family comes from a set (-m all_trec -m relstring.20 prints relstring_20 only)
-    defaults_of: set[str] = set()  # request keys that come from a family's defaults
-    explicit: set[str] = set()  # families given with parameters
-    touched: list[str] = []  # request keys of the current add_family call
+    builder = _Expander(compat)
+    for spec in list(specs or ["official"]):
+        builder.spec(spec.strip())
+    return builder.finish()
 
-    def add(m: Any, family: str | None, label: str, order: tuple[int, float, int],
+
+class _Expander:
+    """The state of one :func:`expand_measures` call.
+
+    trec_eval: parameters given for a family replace its default parameters, also when
+    the family comes from a set (-m all_trec -m relstring.20 prints relstring_20 only).
+    """
+
+    def __init__(self, compat: str) -> None:
+        self.compat = compat
+        self.exp = Expansion()
+        self.seen: set[str] = set()
+        self.extra = 0
+        self.defaults_of: set[str] = set()  # request keys that come from a family's defaults
+        self.explicit: set[str] = set()  # families given with parameters
+        self.touched: list[str] = []  # request keys of the current add_family call
+
+    def add(self, m: Any, family: str | None, label: str, order: tuple[int, float, int],
             length: int = 0) -> None:
         key = label if m is None else m.name
-        touched.append(key)
-        if key in seen:
+        self.touched.append(key)
+        if key in self.seen:
             return
-        seen.add(key)
-        exp.requests.append(MeasureRequest(m, label, order, family,
-                                           integer=family in INTEGER_MEASURES,
-                                           seq=len(exp.requests), length=length))
+        self.seen.add(key)
+        self.exp.requests.append(MeasureRequest(m, label, order, family,
+                                                integer=family in INTEGER_MEASURES,
+                                                seq=len(self.exp.requests), length=length))
 
-    def add_family(fam: str, params: Iterable[str] | None, from_set: bool) -> None:
-        touched.clear()
-        _add_family(fam, params, from_set)
+    def add_family(self, fam: str, params: Iterable[str] | None, from_set: bool) -> None:
+        self.touched.clear()
+        self._add_family(fam, params, from_set)
         if params is None:
-            defaults_of.update(touched)
+            self.defaults_of.update(self.touched)
         else:
-            explicit.add(fam)
-            defaults_of.difference_update(touched)
+            self.explicit.add(fam)
+            self.defaults_of.difference_update(self.touched)
 
-    def _key(r: MeasureRequest) -> str:
-        return r.label if r.measure is None else r.measure.name
-
-    def _add_family(fam: str, params: Iterable[str] | None, from_set: bool) -> None:
+    def _add_family(self, fam: str, params: Iterable[str] | None, from_set: bool) -> None:
         if fam == "runid":
-            add(None, "runid", "runid", (_ORDER["runid"], 0.0, 0))
+            self.add(None, "runid", "runid", (_ORDER["runid"], 0.0, 0))
             return
         if fam == "relstring":
             plist = list(params or [])
@@ -285,51 +294,36 @@ def expand_measures(specs: Sequence[str] | None, compat: str = "trec_eval-10") -
                         f"relstring takes a number of documents, e.g. -m relstring.20; got "
                         f"{','.join(plist)!r}") from None
             label = "relstring" if not plist else f"relstring_{','.join(plist)}"
-            add(None, "relstring", label, (_ORDER[fam], 0.0, 0), length=length)
+            self.add(None, "relstring", label, (_ORDER[fam], 0.0, 0), length=length)
             return
         if params is not None and fam in _TEXT_PARAM:
             plist = list(params)
             m = _parse(_TEXT_PARAM[fam](plist))
-            add(m, fam, f"{fam}_{','.join(plist)}", (_ORDER[fam], 0.0, 0))
+            self.add(m, fam, f"{fam}_{','.join(plist)}", (_ORDER[fam], 0.0, 0))
             return
-        defaults = TREC_FAMILIES[fam]
-        names: list[tuple[str, float]] = []
-        if params is None:
-            if defaults is None:
-                names = [(fam, 0.0)]
-            else:
-                names = [(f"{fam}_{_param_text(fam, v)}", float(v)) for v in defaults]
-        else:
-            plist = list(params)
-            try:
-                nums = sorted({float(p) for p in plist})
-                names = [(f"{fam}_{_param_text(fam, v)}", v) for v in nums]
-                if fam not in _FLOAT_PARAM:
-                    names = list(dict.fromkeys(names))
-            except ValueError:
-                names = [(f"{fam}_{','.join(plist)}", 0.0)]
-        for trec, key in names:
+        for trec, key in _family_names(fam, params):
             try:
                 m = _parse(JG_BASE[fam] + trec[len(fam):] if fam in JG_BASE else trec)
             except UnknownMeasureError:
                 if from_set:
-                    if fam not in exp.skipped:
-                        exp.skipped.append(fam)
+                    if fam not in self.exp.skipped:
+                        self.exp.skipped.append(fam)
                     continue
                 raise UnknownMeasureError(
                     f"trec_eval measure {trec!r} is not implemented by searcheval_frames; "
                     "run `searcheval --list-measures` for the available ones"
                 ) from None
             label = trec if fam in JG_BASE else (m.trec_name or trec)
-            add(m, fam, label, (_ORDER[fam], key, 0))
+            self.add(m, fam, label, (_ORDER[fam], key, 0))
 
-    for spec in specs:
-        spec = spec.strip()
+    def spec(self, spec: str) -> None:
+        """One ``-m`` specification: a set, ``family.params``, a family, or names."""
         if spec in _SETS:
-            fams = ALL_TREC_9 if spec == "all_trec" and compat == "trec_eval-9" else _SETS[spec]
+            fams = ALL_TREC_9 if spec == "all_trec" and self.compat == "trec_eval-9" \
+                else _SETS[spec]
             for fam in fams:
-                add_family(fam, None, True)
-            continue
+                self.add_family(fam, None, True)
+            return
         if spec == "all_prefs" or spec.startswith(("all_", "qrels_")):
             hint = " (preference judgments: add -R prefs or -R qrels_prefs)" \
                 if spec == "all_prefs" else ""
@@ -339,33 +333,56 @@ def expand_measures(specs: Sequence[str] | None, compat: str = "trec_eval-10") -
         fam_m = re.match(r"^([A-Za-z0-9_]+)\.(.*)$", spec)
         if fam_m and fam_m.group(1) in TREC_FAMILIES:
             fam, rest = fam_m.group(1), fam_m.group(2)
-            add_family(fam, [p for p in rest.split(",") if p != ""] or None, False)
-            continue
+            self.add_family(fam, [p for p in rest.split(",") if p != ""] or None, False)
+            return
         if spec in TREC_FAMILIES:
-            add_family(spec, None, False)
-            continue
+            self.add_family(spec, None, False)
+            return
         for part in _split_top(spec):
             if part in TREC_FAMILIES:
-                add_family(part, None, False)
+                self.add_family(part, None, False)
                 continue
             rs = re.fullmatch(r"relstring_(\d+)", part)
             if rs:
-                add_family("relstring", [rs.group(1)], False)
+                self.add_family("relstring", [rs.group(1)], False)
                 continue
             m = _parse(part)
             family = _family_of(m.trec_name)
             if family is not None and m.trec_name is not None:
-                add(m, family, m.trec_name,
-                    (_ORDER[family], _param_key(m.trec_name, family), 0))
+                self.add(m, family, m.trec_name,
+                         (_ORDER[family], _param_key(m.trec_name, family), 0))
             else:
-                extra += 1
-                add(m, None, m.name, (len(_ORDER), 0.0, extra))
-    exp.requests = [r for r in exp.requests
-                    if not (r.family in explicit and _key(r) in defaults_of)]
-    exp.requests.sort(key=lambda r: r.order)
-    if not exp.requests:
-        raise SearchEvalError("no measure to compute; pass -m with a measure name")
-    return exp
+                self.extra += 1
+                self.add(m, None, m.name, (len(_ORDER), 0.0, self.extra))
+
+    def finish(self) -> Expansion:
+        """The requests in print order, without defaults a family's parameters replaced."""
+        exp = self.exp
+        exp.requests = [r for r in exp.requests if not (
+            r.family in self.explicit
+            and (r.label if r.measure is None else r.measure.name) in self.defaults_of)]
+        exp.requests.sort(key=lambda r: r.order)
+        if not exp.requests:
+            raise InvalidOptionError("no measure to compute; pass -m with a measure name")
+        return exp
+
+
+def _family_names(fam: str, params: Iterable[str] | None) -> list[tuple[str, float]]:
+    """trec_eval names of ``fam`` with ``params`` (or its defaults) and their sort keys."""
+    defaults = TREC_FAMILIES[fam]
+    if params is None:
+        if defaults is None:
+            return [(fam, 0.0)]
+        return [(f"{fam}_{_param_text(fam, v)}", float(v)) for v in defaults]
+    plist = list(params)
+    try:
+        nums = sorted({float(p) for p in plist})
+        names = [(f"{fam}_{_param_text(fam, v)}", v) for v in nums]
+        if fam not in _FLOAT_PARAM:
+            names = list(dict.fromkeys(names))
+        return names
+    except ValueError:
+        return [(f"{fam}_{','.join(plist)}", 0.0)]
 
 
 def format_value(value: float, integer: bool) -> str:

@@ -11,7 +11,7 @@ import json
 import zlib
 from typing import Any
 
-from .grades import _parse_label
+from ._labels import parse_label
 
 __all__ = ["CORE_KEYS", "crc", "line_of", "locked", "parse_line"]
 
@@ -63,7 +63,7 @@ def parse_line(line: bytes) -> dict[str, Any]:
             raise ValueError("its checksum does not match: it changed after it was written")
     label = obj["label"]
     if label is not None:
-        label = _parse_label(label, None)
+        label = parse_label(label, None)
         if label is None:
             raise ValueError(f"label {obj['label']!r} is not an integer")
     rec = {

@@ -11,9 +11,9 @@ from typing import Any, Literal
 import numpy as np
 import polars as pl
 
-from ..errors import InvalidRelevanceError, SearchEvalError, format_rows
+from ..errors import InsufficientDataError, InvalidOptionError, InvalidRelevanceError, format_rows
 from ..frames import to_native
-from .merge import _long_labels
+from ._assessors import long_labels
 
 __all__ = ["Agreement", "agreement", "cohen_kappa", "confusion_matrix", "fleiss_kappa"]
 
@@ -52,7 +52,7 @@ def cohen_kappa(
     a = np.asarray(a, dtype=np.int64)
     b = np.asarray(b, dtype=np.int64)
     if a.shape != b.shape or a.ndim != 1:
-        raise SearchEvalError("cohen_kappa: a and b must be 1-d sequences of the same length")
+        raise InvalidOptionError("cohen_kappa: a and b must be 1-d sequences of the same length")
     if a.size == 0:
         return float("nan")
     if categories is None:
@@ -61,7 +61,7 @@ def cohen_kappa(
     else:
         cats = np.unique(np.asarray(categories, dtype=np.int64))
         if not np.isin(a, cats).all() or not np.isin(b, cats).all():
-            raise SearchEvalError("cohen_kappa: a label is not among categories")
+            raise InvalidRelevanceError("cohen_kappa: a label is not among categories")
     m = confusion_matrix(a, b, cats).astype(np.float64)
     n = m.sum()
     expected = np.outer(m.sum(axis=1), m.sum(axis=0)) / n
@@ -71,7 +71,7 @@ def cohen_kappa(
         diff = np.abs(cats[:, None] - cats[None, :]).astype(np.float64)
         w = diff if weights == "linear" else diff**2
     else:
-        raise SearchEvalError(f"weights={weights!r}: use None, 'linear' or 'quadratic'")
+        raise InvalidOptionError(f"weights={weights!r}: use None, 'linear' or 'quadratic'")
     denom = float((w * expected).sum())
     if denom == 0.0:
         return float("nan")
@@ -86,10 +86,10 @@ def fleiss_kappa(counts: np.ndarray | Sequence[Sequence[int]]) -> float:
     """
     t = np.asarray(counts, dtype=np.float64)
     if t.ndim != 2 or t.shape[0] == 0:
-        raise SearchEvalError("fleiss_kappa: counts must be a non-empty items × categories table")
+        raise InvalidOptionError("fleiss_kappa: counts must be a non-empty items × categories table")
     raters = t.sum(axis=1)
     if not np.all(raters == raters[0]) or raters[0] < 2:
-        raise SearchEvalError(
+        raise InvalidOptionError(
             "fleiss_kappa: every item needs the same number (>= 2) of ratings; keep only the "
             "items all assessors labelled"
         )
@@ -120,6 +120,8 @@ class Agreement:
         How many documents that is.
     assessors, categories
         The assessors (sorted) and the grade values used.
+    frame
+        :attr:`pairs` (the result convention: ``.frame`` in the caller's frame kind).
     """
 
     pairs: Any
@@ -130,6 +132,11 @@ class Agreement:
     _long: pl.DataFrame = field(repr=False)
     _kind: Any = field(repr=False)
 
+    @property
+    def frame(self) -> Any:
+        """The per-pair agreement frame (:attr:`pairs`), in the caller's frame kind."""
+        return self.pairs
+
     def confusion(self, a: str | None = None, b: str | None = None) -> Any:
         """Confusion matrix of two assessors (default: the first pair) as a frame.
 
@@ -138,11 +145,11 @@ class Agreement:
         """
         if a is None and b is None:
             if len(self.assessors) < 2:
-                raise SearchEvalError("confusion: needs two assessors")
+                raise InsufficientDataError("confusion: needs two assessors")
             a, b = self.assessors[0], self.assessors[1]
         for name, who in (("a", a), ("b", b)):
             if who not in self.assessors:
-                raise SearchEvalError(f"{name}={who!r}: not an assessor; they are {self.assessors}")
+                raise InvalidOptionError(f"{name}={who!r}: not an assessor; they are {self.assessors}")
         xa, xb = _paired(self._long, str(a), str(b))
         m = confusion_matrix(xa, xb, self.categories)
         out = pl.DataFrame({str(a): self.categories}).with_columns(
@@ -192,10 +199,10 @@ def agreement(labels: Any, *, grades: Sequence[int] | None = None) -> Agreement:
     >>> ag.pairs.select("raw_agreement", "cohen_kappa").row(0)
     (0.75, 0.5)
     """
-    df, kind = _long_labels(labels)
+    df, kind = long_labels(labels)
     assessors = sorted(df["assessor"].unique().to_list())
     if len(assessors) < 2:
-        raise SearchEvalError(f"labels: agreement needs at least two assessors; found {assessors}")
+        raise InsufficientDataError(f"labels: agreement needs at least two assessors; found {assessors}")
     if grades is not None:
         cats = sorted({int(g) for g in grades})
         outside = df.filter(~pl.col("label").is_in(cats))

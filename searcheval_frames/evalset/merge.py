@@ -9,82 +9,13 @@
 
 from __future__ import annotations
 
-import os
-from collections.abc import Mapping, Sequence
+from collections.abc import Sequence
 from typing import Any, Literal
 
-import polars as pl
-
-from ..errors import DuplicateRowsError, MissingColumnError, SearchEvalError, format_rows
-from ..frames import input_kind, qrels_frame
-from .grades import ASSESSOR_COLUMNS, _find_column, _to_polars_frame
+from ._assessors import long_labels
 from .policies import MergeResult, check_policy, settle
-from .store import LabelStore
 
 __all__ = ["MergeResult", "merge_labels"]
-
-
-def _long_labels(labels: Any, arg: str = "labels") -> tuple[pl.DataFrame, Any]:
-    """Any assessors' labels → ``query_id, doc_id, assessor, label`` (+ the output kind)."""
-    kind = input_kind(pl.DataFrame())
-    if isinstance(labels, LabelStore):
-        df = labels.labels().select("query_id", "doc_id", "assessor", "label")
-    elif isinstance(labels, str | os.PathLike):
-        df = LabelStore(labels).labels().select("query_id", "doc_id", "assessor", "label")
-    elif isinstance(labels, Mapping):
-        parts = []
-        for who, lab in labels.items():
-            if isinstance(lab, LabelStore | str | os.PathLike):
-                sub, _ = _long_labels(lab, f"{arg}[{who!r}]")
-                sub = sub.with_columns(pl.lit(str(who)).alias("assessor"))
-            else:
-                sub = qrels_frame(lab, arg=f"{arg}[{who!r}]").select(
-                    "query_id",
-                    "doc_id",
-                    pl.lit(str(who)).alias("assessor"),
-                    pl.col("relevance").alias("label"),
-                )
-                kind = input_kind(lab) if not isinstance(lab, Mapping) else kind
-            parts.append(sub)
-        if not parts:
-            raise SearchEvalError(f"{arg}: no assessors given")
-        df = pl.concat(parts)
-    elif isinstance(labels, list | tuple):
-        parts = [_long_labels(x, f"{arg}[{i}]")[0] for i, x in enumerate(labels)]
-        if not parts:
-            raise SearchEvalError(f"{arg}: no assessors given")
-        df = pl.concat(parts)
-    else:
-        kind = input_kind(labels)
-        raw = _to_polars_frame(labels, arg)
-        who = _find_column(raw, ASSESSOR_COLUMNS)
-        if who is None:
-            raise MissingColumnError(
-                f"{arg}: no assessor column; the columns are {raw.columns}. Recognised names: "
-                f"{', '.join(ASSESSOR_COLUMNS)}; or pass a dict {{assessor: qrels}}."
-            )
-        q = qrels_frame(raw.drop(who), arg=arg, validate=False)
-        df = q.select(
-            "query_id",
-            "doc_id",
-            raw[who].cast(pl.String).alias("assessor"),
-            pl.col("relevance").alias("label"),
-        )
-    df = df.select(
-        pl.col("query_id").cast(pl.String),
-        pl.col("doc_id").cast(pl.String),
-        pl.col("assessor").cast(pl.String),
-        pl.col("label").cast(pl.Int64),
-    )
-    key = ["assessor", "query_id", "doc_id"]
-    dup = df.filter(pl.struct(key).is_duplicated())
-    if dup.height:
-        raise DuplicateRowsError(
-            f"{arg}: an assessor labels the same document more than once:\n"
-            f"{format_rows(dup.sort(key))}\nKeep each assessor's latest label (a LabelStore "
-            "does that for you)."
-        )
-    return df, kind
 
 
 def merge_labels(
@@ -131,5 +62,5 @@ def merge_labels(
     ([('q1', 'd1', 2)], ['majority'])
     """
     check_policy(policy, tie)
-    df, kind = _long_labels(labels)
+    df, kind = long_labels(labels)
     return settle(df, kind, policy, prefer=prefer, tie=tie)

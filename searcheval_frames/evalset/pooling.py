@@ -17,6 +17,7 @@ broken by doc_id descending (byte order); an input ``rank`` column is ignored.
 
 from __future__ import annotations
 
+import warnings
 from collections.abc import Mapping, Sequence
 from typing import Any, Literal
 
@@ -317,6 +318,53 @@ def _fill_depth(measure: Any, depth: int | None) -> int | None:
     return own if depth is None else min(own, depth)
 
 
+def _check_grade(q: pl.DataFrame, grade: int | None, relevance_level: int) -> int:
+    """The grade of the optimistic scenario: ``grade``, default the qrels' highest."""
+    max_grade = int(q["relevance"].max())  # type: ignore[arg-type]
+    if grade is None:
+        grade = max_grade
+    if grade < relevance_level:
+        raise InvalidOptionError(
+            f"grade={grade!r}: the grade given to unjudged documents must be an integer >= "
+            f"relevance_level ({relevance_level}); the qrels' highest grade is {max_grade}"
+            + ("; the qrels have no relevant label at all, pass grade= explicitly"
+               if max_grade < relevance_level and grade == max_grade else ""))
+    return grade
+
+
+def _scenarios(all_ranked: pl.DataFrame, q: pl.DataFrame, gaps: pl.DataFrame, parsed: Any,
+               by_depth: dict[int | None, list[Any]], grade: int, relevance_level: int
+               ) -> tuple[pl.DataFrame, pl.DataFrame]:
+    """Per-query values with the holes non-relevant, and relevant (with ``holes``)."""
+    from ..core.evaluate import evaluate
+
+    kwargs: dict[str, Any] = {"per_query": True, "relevance_level": relevance_level}
+    lows, highs = [], []
+    with warnings.catch_warnings():
+        # "queries of the qrels absent from the run score 0": said once by the caller's
+        # own evaluate; here it would repeat for every scenario.
+        warnings.simplefilter("ignore", UserWarning)
+        for (name,), part in all_ranked.group_by(["run"], maintain_order=True):
+            # (rows of a run checked by run_frame above: evaluate need not check them again)
+            part = mark_checked(part.drop("rank"))
+            lows.append(pl.DataFrame(evaluate(part, q, parsed, **kwargs)))
+            run_gaps = gaps.filter(pl.col("run") == name)
+            for d, ms in by_depth.items():
+                sel = run_gaps if d is None else run_gaps.filter(pl.col("rank") <= d)
+                fill = sel.select(
+                    "query_id", "doc_id", pl.lit(grade, dtype=pl.Int64).alias("relevance")
+                )
+                high = pl.DataFrame(evaluate(part, pl.concat([q, fill]), ms, **kwargs))
+                n = sel.group_by("query_id").agg(pl.len().cast(pl.Int64).alias("holes"))
+                highs.append(
+                    high.join(n, on="query_id", how="left").with_columns(
+                        pl.col("holes").fill_null(0)
+                    )
+                )
+    return (pl.concat(lows).rename({"value": "if_nonrelevant"}),
+            pl.concat(highs).rename({"value": "if_relevant"}))
+
+
 def metric_bounds(
     runs: Any,
     qrels: Any,
@@ -383,9 +431,6 @@ def metric_bounds(
     >>> b.select("if_nonrelevant", "if_relevant").row(0)
     (0.5, 1.0)
     """
-    import warnings
-
-    from ..core.evaluate import evaluate
     from ..measures import parse_measures
 
     check_optional_int("metric_bounds", "depth", depth, minimum=1,
@@ -399,23 +444,10 @@ def metric_bounds(
     kind = input_kind(runs)
     all_ranked = ranked(run_frame(runs, columns=columns, arg="runs"))
     q = _judged_keys(qrels, qrels_columns, columns)
-    max_grade = int(q["relevance"].max())  # type: ignore[arg-type]
-    if grade is None:
-        grade = max_grade
-    if grade < relevance_level:
-        raise InvalidOptionError(
-            f"grade={grade!r}: the grade given to unjudged documents must be an integer >= "
-            f"relevance_level ({relevance_level}); the qrels' highest grade is {max_grade}"
-            + (
-                "; the qrels have no relevant label at all, pass grade= explicitly"
-                if max_grade < relevance_level and grade == max_grade
-                else ""
-            )
-        )
+    grade = _check_grade(q, grade, relevance_level)
     labelled = q.select("query_id").unique()
-    unlabelled = (
-        all_ranked.select("run", "query_id").unique().join(labelled, on="query_id", how="anti")
-    )
+    unlabelled = all_ranked.select("run", "query_id").unique().join(labelled, on="query_id",
+                                                                       how="anti")
     if unlabelled.height:
         warnings.warn(
             f"metric_bounds: {unlabelled.select('query_id').n_unique()} quer(y/ies) of the "
@@ -424,62 +456,28 @@ def metric_bounds(
             "documents (sef.pool / sef.label_widget) to include them.",
             stacklevel=2,
         )
-    gaps = (
-        _with_judged(all_ranked, q)
-        .filter(~pl.col("judged"))
-        .join(labelled, on="query_id", how="semi")
-        .select("run", "query_id", "doc_id", "rank")
-    )
+    gaps = _with_judged(all_ranked, q).filter(~pl.col("judged")).join(
+        labelled, on="query_id", how="semi").select("run", "query_id", "doc_id", "rank")
     by_depth: dict[int | None, list[Any]] = {}
     for m in parsed:
         by_depth.setdefault(_fill_depth(m, depth), []).append(m)
     order = {m.name: i for i, m in enumerate(parsed)}
 
-    kwargs: dict[str, Any] = {"per_query": True, "relevance_level": relevance_level}
-    lows, highs = [], []
-    with warnings.catch_warnings():
-        # "queries of the qrels absent from the run score 0": said once by the caller's
-        # own evaluate; here it would repeat for every scenario.
-        warnings.simplefilter("ignore", UserWarning)
-        for (name,), part in all_ranked.group_by(["run"], maintain_order=True):
-            # (rows of a run checked by run_frame above: evaluate need not check them again)
-            part = mark_checked(part.drop("rank"))
-            lows.append(pl.DataFrame(evaluate(part, q, parsed, **kwargs)))
-            run_gaps = gaps.filter(pl.col("run") == name)
-            for d, ms in by_depth.items():
-                sel = run_gaps if d is None else run_gaps.filter(pl.col("rank") <= d)
-                fill = sel.select(
-                    "query_id", "doc_id", pl.lit(grade, dtype=pl.Int64).alias("relevance")
-                )
-                high = pl.DataFrame(evaluate(part, pl.concat([q, fill]), ms, **kwargs))
-                n = sel.group_by("query_id").agg(pl.len().cast(pl.Int64).alias("holes"))
-                highs.append(
-                    high.join(n, on="query_id", how="left").with_columns(
-                        pl.col("holes").fill_null(0)
-                    )
-                )
-    low_df = pl.concat(lows).rename({"value": "if_nonrelevant"})
-    high_df = pl.concat(highs).rename({"value": "if_relevant"})
-    per_q = (
-        low_df.join(high_df, on=["run", "query_id", "measure"], how="full", coalesce=True)
-        .with_columns(
-            pl.col("holes").fill_null(0),
-            pl.min_horizontal("if_nonrelevant", "if_relevant").alias("lower"),
-            pl.max_horizontal("if_nonrelevant", "if_relevant").alias("upper"),
-        )
-        .with_columns(
-            (pl.col("upper") - pl.col("lower")).alias("width"),
-            pl.col("measure")
-            .replace_strict(order, default=len(order), return_dtype=pl.Int64)
-            .alias("_order"),
-        )
+    lows, highs = _scenarios(all_ranked, q, gaps, parsed, by_depth, grade, relevance_level)
+    per_q = lows.join(highs, on=["run", "query_id", "measure"], how="full", coalesce=True
+                      ).with_columns(
+        pl.col("holes").fill_null(0),
+        pl.min_horizontal("if_nonrelevant", "if_relevant").alias("lower"),
+        pl.max_horizontal("if_nonrelevant", "if_relevant").alias("upper"),
+    ).with_columns(
+        (pl.col("upper") - pl.col("lower")).alias("width"),
+        pl.col("measure").replace_strict(order, default=len(order), return_dtype=pl.Int64)
+        .alias("_order"),
     )
     value_cols = ["if_nonrelevant", "if_relevant", "lower", "upper", "width"]
     if per_query:
-        out = per_q.sort(["run", "query_id", "_order"]).select(
-            "run", "query_id", "measure", "holes", *value_cols
-        )
-        return to_native(out, kind)
+        return to_native(per_q.sort(["run", "query_id", "_order"]).select(
+            "run", "query_id", "measure", "holes", *value_cols), kind)
     is_sum = pl.col("measure").is_in(sorted(_SUM_MEASURES))
     out = (
         per_q.group_by(["run", "measure"])

@@ -22,25 +22,19 @@ import polars as pl
 
 from ..errors import (
     DuplicateRowsError,
+    FileAccessError,
     FileFormatError,
+    IdMismatchError,
+    InvalidOptionError,
     InvalidRelevanceError,
     MissingColumnError,
-    SearchEvalError,
     format_rows,
 )
-from ..frames import input_kind, to_native
+from ..frames import input_kind, to_native, to_polars
+from ..io.texts import queries_table
 from ..io.write import atomic_write
-from .grades import (
-    Grades,
-    _docs_table,
-    _id_column,
-    _parse_label,
-    _pool_pairs,
-    _queries_table,
-    _to_polars_frame,
-    grade_names,
-    normalize_grades,
-)
+from ._labels import docs_texts, id_column, parse_label, pool_pairs
+from .grades import Grades, grade_names, normalize_grades
 
 __all__ = ["export_label_sheet", "import_label_sheet"]
 
@@ -110,7 +104,7 @@ def export_label_sheet(
     ['query_id', 'doc_id', 'query', 'text', 'label', 'notes', 'key']
     """
     kind = input_kind(pool)
-    df = _pool_pairs(pool)
+    df = pool_pairs(pool)
     if df.height == 0:
         warnings.warn("export_label_sheet: the pool is empty; the sheet has no rows", stacklevel=2)
     dup = df.filter(pl.struct("query_id", "doc_id").is_duplicated())
@@ -121,13 +115,13 @@ def export_label_sheet(
             "pool.unique(['query_id', 'doc_id'], keep='first')."
         )
     if max_chars is not None and (isinstance(max_chars, bool) or int(max_chars) < 1):
-        raise SearchEvalError(f"max_chars={max_chars!r}: must be a positive integer or None")
+        raise InvalidOptionError(f"max_chars={max_chars!r}: must be a positive integer or None")
     out = df.select("query_id", "doc_id").with_row_index("_order")
     if queries is not None:
-        out = out.join(_queries_table(queries), on="query_id", how="left")
+        out = out.join(queries_table(queries), on="query_id", how="left")
     if docs is not None:
         out = out.join(
-            _docs_table(docs, text_column, title_column, max_chars), on="doc_id", how="left"
+            docs_texts(docs, text_column, title_column, max_chars), on="doc_id", how="left"
         )
         missing = out.filter(
             pl.all_horizontal(pl.col(c).is_null() for c in ("title", "text") if c in out.columns)
@@ -157,7 +151,7 @@ def export_label_sheet(
                 fh, include_bom=suffix == ".csv", separator="\t" if suffix != ".csv" else ","
             ))
         else:
-            raise SearchEvalError(
+            raise FileFormatError(
                 f"path={str(path)!r}: unknown sheet format {suffix!r}; use .csv, .tsv or .parquet"
             )
     return to_native(out, kind)
@@ -259,7 +253,7 @@ def _check_keys_kept(raw: bytes, df: pl.DataFrame, path: Path) -> None:
 def _read_sheet(path: str | os.PathLike[str]) -> pl.DataFrame:
     p = Path(path)
     if not p.exists():
-        raise SearchEvalError(f"path={str(path)!r}: no such label sheet")
+        raise FileAccessError(f"path={str(path)!r}: no such label sheet")
     suffix = p.suffix.lower()
     try:
         if suffix == ".parquet":
@@ -276,7 +270,7 @@ def _read_sheet(path: str | os.PathLike[str]) -> pl.DataFrame:
             df = _read_csv(raw, sep, p)
             _check_keys_kept(raw, df, p)
         else:
-            raise SearchEvalError(
+            raise FileFormatError(
                 f"path={str(path)!r}: unknown sheet format {suffix!r}; use .csv, .tsv or .parquet"
             )
     except (pl.exceptions.PolarsError, pl.exceptions.PanicException) as exc:
@@ -327,7 +321,7 @@ def import_label_sheet(
     ------
     InvalidRelevanceError
         Labels that are not one of ``grades``.
-    SearchEvalError
+    IdMismatchError
         Rows edited out of the pool: ids that do not match the sheet's ``key`` checksum,
         or pairs not in ``pool``.
     DuplicateRowsError
@@ -345,21 +339,46 @@ def import_label_sheet(
     ...     sef.import_label_sheet(sheet).rows()
     [('q1', 'd1', 2)]
     """
+    df, kind, src, header = _sheet_frame(sheet)
+    lookup = normalize_grades(grades)
+    df = _checked_ids(df, src, header, label_column, pool)
+    df = df.with_columns(pl.Series("relevance", _parsed_labels(df, label_column, lookup, grades,
+                                                               src), dtype=pl.Int64))
+    blank = df.filter(pl.col("relevance").is_null())
+    if blank.height:
+        if unlabelled == "error":
+            raise InvalidRelevanceError(
+                f"{src}: {blank.height} row(s) have no label:\n"
+                f"{format_rows(blank.select('row', 'query_id', 'doc_id'))}\n"
+                "Label them or pass unlabelled='skip'."
+            )
+        if unlabelled != "skip":
+            raise InvalidOptionError(f"unlabelled={unlabelled!r}: use 'skip' or 'error'")
+        warnings.warn(
+            f"import_label_sheet: {blank.height} of {df.height} row(s) have no label yet and "
+            "were skipped",
+            stacklevel=2,
+        )
+    return to_native(_deduplicated(df.filter(pl.col("relevance").is_not_null()), src), kind)
+
+
+def _sheet_frame(sheet: Any) -> tuple[pl.DataFrame, Any, str, str]:
+    """The sheet as polars, the kind to give back, its name and where its header is."""
     if isinstance(sheet, str | os.PathLike):
         df = _read_sheet(sheet)
-        kind = input_kind(df)
         src = f"sheet {str(sheet)!r}"
         # column problems are in the header row (Parquet: the file's schema)
         parquet = Path(sheet).suffix.lower() == ".parquet"
-        header = f"{src}, {'schema' if parquet else 'header row (line 1)'}"
-    else:
-        kind = input_kind(sheet)
-        df = _to_polars_frame(sheet, "sheet")
-        src = "sheet"
-        header = src
-    lookup = normalize_grades(grades)
-    qid = _id_column(df, "query_id", header)
-    did = _id_column(df, "doc_id", header)
+        return df, input_kind(df), src, f"{src}, {'schema' if parquet else 'header row (line 1)'}"
+    return to_polars(sheet, "sheet"), input_kind(sheet), "sheet", "sheet"
+
+
+def _checked_ids(df: pl.DataFrame, src: str, header: str, label_column: str,
+                 pool: Any) -> pl.DataFrame:
+    """``row`` (as a spreadsheet numbers it), ``query_id``, ``doc_id`` added; ids that are
+    empty, edited (the ``key`` checksum) or outside ``pool`` refused."""
+    qid = id_column(df, "query_id", header)
+    did = id_column(df, "doc_id", header)
     if label_column not in df.columns:
         raise MissingColumnError(
             f"{header}: no {label_column!r} column to read labels from; the columns are "
@@ -379,7 +398,7 @@ def import_label_sheet(
         | (pl.col("doc_id") == "")
     )
     if bad_ids.height:
-        raise SearchEvalError(
+        raise IdMismatchError(
             f"{src}: {bad_ids.height} row(s) have an empty query_id or doc_id:\n"
             f"{format_rows(bad_ids.select('row', 'query_id', 'doc_id'))}\n"
             "Restore the ids from the exported sheet or delete those rows."
@@ -390,7 +409,7 @@ def import_label_sheet(
             pl.col("key").str.strip_chars() != pl.col("_expected")
         )
         if edited.height:
-            raise SearchEvalError(
+            raise IdMismatchError(
                 f"{src}: {edited.height} row(s) were edited out of the pool: their query_id/"
                 "doc_id no longer match the row's key checksum (edited ids, or a spreadsheet "
                 "turned '007' into '7'):\n"
@@ -398,21 +417,26 @@ def import_label_sheet(
                 "Restore the original ids (format the id columns as text) or re-export the sheet."
             )
     if pool is not None:
-        pairs = _pool_pairs(pool).select("query_id", "doc_id").unique()
+        pairs = pool_pairs(pool).select("query_id", "doc_id").unique()
         outside = df.join(pairs, on=["query_id", "doc_id"], how="anti")
         if outside.height:
-            raise SearchEvalError(
+            raise IdMismatchError(
                 f"{src}: {outside.height} row(s) are not in the pool:\n"
                 f"{format_rows(outside.select('row', 'query_id', 'doc_id'))}\n"
                 "Only label the exported rows; remove rows you added or fix edited ids."
             )
-    # labels
+    return df
+
+
+def _parsed_labels(df: pl.DataFrame, label_column: str, lookup: dict[str, int] | None,
+                   grades: Grades, src: str) -> list[int | None]:
+    """Each row's label as an integer (None when blank); unknown labels refused."""
     raw = df[label_column].to_list()
     parsed: list[int | None] = []
     bad_rows: list[int] = []
     for i, v in enumerate(raw):
         try:
-            parsed.append(_parse_label(v, lookup))
+            parsed.append(parse_label(v, lookup))
         except (ValueError, TypeError, OverflowError):
             parsed.append(None)
             bad_rows.append(i)
@@ -427,23 +451,12 @@ def import_label_sheet(
             f"{src}: {len(bad_rows)} unknown label(s) in column {label_column!r}:\n"
             f"{format_rows(bad)}\nAllowed labels: {allowed}. Fix the cells or pass grades=."
         )
-    df = df.with_columns(pl.Series("relevance", parsed, dtype=pl.Int64))
-    blank = df.filter(pl.col("relevance").is_null())
-    if blank.height:
-        if unlabelled == "error":
-            raise SearchEvalError(
-                f"{src}: {blank.height} row(s) have no label:\n"
-                f"{format_rows(blank.select('row', 'query_id', 'doc_id'))}\n"
-                "Label them or pass unlabelled='skip'."
-            )
-        if unlabelled != "skip":
-            raise SearchEvalError(f"unlabelled={unlabelled!r}: use 'skip' or 'error'")
-        warnings.warn(
-            f"import_label_sheet: {blank.height} of {df.height} row(s) have no label yet and "
-            "were skipped",
-            stacklevel=2,
-        )
-    df = df.filter(pl.col("relevance").is_not_null())
+    return parsed
+
+
+def _deduplicated(df: pl.DataFrame, src: str) -> pl.DataFrame:
+    """``query_id, doc_id, relevance``: repeats with one label dropped (with a warning),
+    repeats with different labels refused."""
     key = ["query_id", "doc_id"]
     dup = df.filter(pl.struct(key).is_duplicated())
     if dup.height:
@@ -461,8 +474,7 @@ def import_label_sheet(
         warnings.warn(
             f"import_label_sheet: {dup.height - dup.select(key).unique().height} repeated "
             "row(s) with the same label were dropped",
-            stacklevel=2,
+            stacklevel=3,
         )
         df = df.unique(key, keep="first", maintain_order=True)
-    out = df.select("query_id", "doc_id", "relevance")
-    return to_native(out, kind)
+    return df.select("query_id", "doc_id", "relevance")

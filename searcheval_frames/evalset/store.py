@@ -18,11 +18,12 @@ from typing import Any, Literal
 
 import polars as pl
 
-from ..errors import FileFormatError, InvalidRelevanceError, SearchEvalError
+from ..errors import FileAccessError, FileFormatError, InvalidOptionError, InvalidRelevanceError
 from ..frames import input_kind, qrels_frame, to_native
 from ..io.write import atomic_write
 from ._journal import CORE_KEYS, line_of, locked, parse_line
-from .grades import Grades, _parse_label, _pool_pairs, grade_names, normalize_grades
+from ._labels import parse_label, pool_pairs
+from .grades import Grades, grade_names, normalize_grades
 from .policies import check_policy, settle
 
 __all__ = ["LabelStore", "default_journal"]
@@ -118,15 +119,14 @@ class LabelStore:
     ) -> None:
         self.assessor = str(assessor) if assessor is not None else _default_assessor()
         self.path = Path(path) if path is not None else default_journal(self.assessor)
-        self.grades = grades
-        self._lookup = normalize_grades(grades)
+        self.grades = grades  # (also the lookup of accepted labels)
         self._fd: int | None = None
         self._offset = 0
         self._records: list[dict[str, Any]] = []
         #: torn trailing bytes found when the journal was read (a writer died mid-line)
         self.torn: bytes | None = None
         if self.path.exists() and self.path.is_dir():
-            raise SearchEvalError(f"path={str(path)!r} is a directory; give a file name")
+            raise FileAccessError(f"path={str(path)!r} is a directory; give a file name")
         self._refresh()
         if self.torn is not None:
             warnings.warn(
@@ -136,7 +136,19 @@ class LabelStore:
                 stacklevel=2,
             )
 
+    @property
+    def grades(self) -> Grades:
+        """The accepted labels (see :func:`~searcheval_frames.evalset.grades.normalize_grades`);
+        setting them checks them and updates what :meth:`append` accepts."""
+        return self._grades
+
+    @grades.setter
+    def grades(self, grades: Grades) -> None:
+        self._lookup = normalize_grades(grades)
+        self._grades = grades
+
     # ------------------------------------------------------------------ reading
+
     def _refresh(self) -> None:
         """Read lines appended since the last read (by us or by another process)."""
         if not self.path.exists():
@@ -340,7 +352,7 @@ class LabelStore:
     def _record(self, query_id: Any, doc_id: Any, label: Any, assessor: str | None,
                 meta: dict[str, Any] | None) -> dict[str, Any]:
         try:
-            value = _parse_label(label, self._lookup)
+            value = parse_label(label, self._lookup)
         except (ValueError, TypeError, OverflowError):
             value = None
             bad = True
@@ -357,7 +369,7 @@ class LabelStore:
             )
         for name, v in (("query_id", query_id), ("doc_id", doc_id)):
             if v is None or str(v) == "":
-                raise SearchEvalError(f"{name}={v!r}: an id is needed to store a label")
+                raise InvalidOptionError(f"{name}={v!r}: an id is needed to store a label")
         rec = {
             "query_id": str(query_id),
             "doc_id": str(doc_id),
@@ -393,7 +405,7 @@ class LabelStore:
     def remaining(self, pool: Any, *, assessor: str | None = None) -> Any:
         """Rows of ``pool`` that ``assessor`` (default: this store's) has not labelled."""
         kind = input_kind(pool)
-        df = _pool_pairs(pool)
+        df = pool_pairs(pool)
         who = self.assessor if assessor is None else str(assessor)
         done = self.labels().filter(pl.col("assessor") == who).select("query_id", "doc_id")
         return to_native(df.join(done, on=["query_id", "doc_id"], how="anti"), kind)
@@ -401,7 +413,7 @@ class LabelStore:
     def progress(self, pool: Any, *, assessor: str | None = None) -> Any:
         """Per query of ``pool``: ``query_id, total, labelled, fraction`` (for ``assessor``)."""
         kind = input_kind(pool)
-        df = _pool_pairs(pool).select("query_id", "doc_id").unique(maintain_order=True)
+        df = pool_pairs(pool).select("query_id", "doc_id").unique(maintain_order=True)
         who = self.assessor if assessor is None else str(assessor)
         done = (
             self.labels()

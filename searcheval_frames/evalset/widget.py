@@ -30,17 +30,12 @@ from typing import Any
 
 import polars as pl
 
-from ..errors import SearchEvalError
+from ..errors import EmptyInputError, InvalidOptionError
+from ..io.texts import queries_table
 from ..optional import require
 from ..options import check_choice
-from .grades import (
-    Grades,
-    _docs_table,
-    _pool_pairs,
-    _queries_table,
-    grade_names,
-    normalize_grades,
-)
+from ._labels import docs_texts, pool_pairs
+from .grades import Grades, grade_names, normalize_grades
 from .store import LabelStore
 
 _FEATURE = "sef.label_widget (without it, label with a sheet: sef.export_label_sheet)"
@@ -170,7 +165,7 @@ class LabelWidget(anywidget.AnyWidget):
         for i in range(len(self._items)):
             if self._key(i) == key:
                 return i
-        raise SearchEvalError(f"({query_id!r}, {doc_id!r}) is not in the pool of this widget")
+        raise InvalidOptionError(f"({query_id!r}, {doc_id!r}) is not in the pool of this widget")
 
     # ------------------------------------------------------------------ actions
     def goto(self, index: int) -> None:
@@ -178,7 +173,7 @@ class LabelWidget(anywidget.AnyWidget):
         if not self._items:
             self._pos = -1
         elif not 0 <= index < len(self._items):
-            raise SearchEvalError(f"index={index}: the pool has {len(self._items)} documents")
+            raise InvalidOptionError(f"index={index}: the pool has {len(self._items)} documents")
         else:
             self._pos = index
         self._sync()
@@ -212,7 +207,7 @@ class LabelWidget(anywidget.AnyWidget):
         """
         i = self._pos if index is None else index
         if not 0 <= i < len(self._items):
-            raise SearchEvalError("label: no document is shown (the pool is empty)")
+            raise EmptyInputError("label: no document is shown (the pool is empty)")
         q, d = self._key(i)
         rec = self.store.append(q, d, grade)
         self._labels[(q, d)] = rec["label"]
@@ -360,13 +355,13 @@ def label_widget(
     if pool is None and store is not None and not isinstance(store, LabelStore | str | os.PathLike):
         store, pool = None, store  # label_widget(pool, ...)
     if pool is None:
-        raise SearchEvalError(
+        raise InvalidOptionError(
             "label_widget: give the pool to label, e.g. label_widget(pool) or "
             "label_widget('labels/alice.jsonl', pool)"
         )
     if isinstance(store, LabelStore):
         if assessor is not None and assessor != store.assessor:
-            raise SearchEvalError(
+            raise InvalidOptionError(
                 f"assessor={assessor!r} differs from the store's ({store.assessor!r}); open "
                 "LabelStore(path, assessor=...) for that person or leave assessor out"
             )
@@ -380,18 +375,17 @@ def label_widget(
         grades = (0, 1, 2, 3)
     normalize_grades(grades)  # validates
     if store.grades is None:
-        store.grades = grades
-        store._lookup = normalize_grades(grades)
+        store.grades = grades  # (the store's setter updates the labels it accepts)
 
-    pairs = _pool_pairs(pool)
+    pairs = pool_pairs(pool)
     keep = ["query_id", "doc_id", *[c for c in _META_COLUMNS if c in pairs.columns]]
     table = pairs.select(keep).unique(["query_id", "doc_id"], keep="first", maintain_order=True)
     table = table.with_row_index("_order")
     if queries is not None:
-        table = table.join(_queries_table(queries), on="query_id", how="left")
+        table = table.join(queries_table(queries), on="query_id", how="left")
     if docs is not None:
         table = table.join(
-            _docs_table(docs, text_column, title_column, max_chars), on="doc_id", how="left"
+            docs_texts(docs, text_column, title_column, max_chars), on="doc_id", how="left"
         )
     if order == "query":  # queries by first appearance, then best rank within a query
         first = pl.col("_order").min().over("query_id")

@@ -1,20 +1,31 @@
 """Curves as frames and the figures drawn from them (layer 5).
 
 Modules: ``curves`` (precision-recall data as frames), ``style`` (palette, sizes and the
-helpers the figures share), ``pr`` (:func:`pr_curve`, :func:`tradeoff_curve`), ``bars``
-(:func:`benchmark_bars`), ``distributions`` (:func:`per_query_delta`,
+helpers the figures share; ``_shared`` holds them), ``pr`` (:func:`pr_curve`), ``tradeoff``
+(:func:`tradeoff_curve`), ``bars`` (:func:`benchmark_bars`), ``distributions`` (:func:`per_query_delta`,
 :func:`metric_distribution`) and ``export`` (:func:`save_figure`).
 
 matplotlib is imported only when a figure is drawn.
 """
 
-from .bars import benchmark_bars
+from .bars import BenchmarkBarsDisplay, benchmark_bars
 from .curves import pr_curve_data, precision_recall_at_k
-from .distributions import metric_distribution, per_query_delta
+from .distributions import (
+    MetricDistributionDisplay,
+    PerQueryDeltaDisplay,
+    metric_distribution,
+    per_query_delta,
+)
 from .export import save_figure
-from .pr import pr_curve, tradeoff_curve
+from .pr import PRCurveDisplay, pr_curve
+from .tradeoff import TradeoffDisplay, tradeoff_curve
 
 __all__ = [
+    "BenchmarkBarsDisplay",
+    "MetricDistributionDisplay",
+    "PRCurveDisplay",
+    "PerQueryDeltaDisplay",
+    "TradeoffDisplay",
     "benchmark_bars",
     "metric_distribution",
     "per_query_delta",

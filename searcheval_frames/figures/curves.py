@@ -31,7 +31,7 @@ import polars as pl
 
 from ..core.plan import query_plan
 from ..core.ranking import RankedJudged, Strategy, rank_judged
-from ..errors import InvalidOptionError, SearchEvalError
+from ..errors import InvalidOptionError
 from ..frames import input_kind, qrels_frame, run_frame, to_native
 from ..measures.base import Context
 from ..measures.rank import ELEVEN_POINTS, iprec_cut
@@ -152,23 +152,25 @@ def _order(df: pl.DataFrame, run_df: pl.DataFrame, by: list[str]) -> pl.DataFram
 # --------------------------------------------------------------------------- P@k, R@k
 def _cutoffs(k: int | Sequence[int] | None, table: pl.DataFrame) -> tuple[int, list[int] | None]:
     """(largest cutoff, explicit list or None for every k = 1..largest)."""
+    def bad(rule: str) -> InvalidOptionError:
+        return InvalidOptionError(f"precision_recall_at_k(k={k!r}): {rule}; got {k!r}. "
+                                  "Example: k=10 (every k = 1..10) or k=[1, 5, 10]")
+
     if k is None:
         top = int(cast(Any, table.get_column("num_ret").max()) or 0)
         return max(top, 1), None
     if isinstance(k, bool):
-        raise SearchEvalError(f"k must be a positive integer or a list of them, got {k!r}")
+        raise bad("must be a positive integer or a list of them")
     if isinstance(k, int):
         if k < 1:
-            raise SearchEvalError(f"k must be a positive integer (the largest cutoff), got {k!r}")
+            raise bad("must be a positive integer (the largest cutoff)")
         return k, None
     try:
         ks = sorted({int(v) for v in k})
     except (TypeError, ValueError):
-        raise SearchEvalError(
-            f"k must be a positive integer or a list of them, e.g. k=[1, 5, 10], got {k!r}"
-        ) from None
+        raise bad("must be a positive integer or a list of them") from None
     if not ks or ks[0] < 1 or any(isinstance(v, bool) or int(v) != v for v in k):
-        raise SearchEvalError(f"k: cutoffs must be positive integers, e.g. k=[1, 5, 10], got {k!r}")
+        raise bad("cutoffs must be positive integers")
     return ks[-1], ks
 
 
@@ -275,7 +277,7 @@ def precision_recall_at_k(
 
 
 # --------------------------------------------------------------------------- PR curve
-def _levels(levels: Any, func: str = "pr_curve_data") -> list[float] | None:
+def recall_levels(levels: Any, func: str = "pr_curve_data") -> list[float] | None:
     """Explicit recall levels, or None for 'all' (every query's own levels).
 
     The one check of ``levels`` (for :func:`pr_curve_data` and the figure that draws it):
@@ -360,7 +362,7 @@ def pr_curve_data(
     [('run', 0.0, 1.0), ('run', 0.5, 1.0), ('run', 1.0, 0.6666666666666666)]
     """
     kind = input_kind(run)
-    explicit = _levels(levels)
+    explicit = recall_levels(levels)
     table, relevant, _, run_df = _prepare(
         run,
         qrels,

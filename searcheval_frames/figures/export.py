@@ -10,7 +10,7 @@ from typing import TYPE_CHECKING, Any
 
 import numpy as np
 
-from ..errors import SearchEvalError
+from ..errors import InvalidOptionError
 from ..io.write import atomic_write
 from ..options import check_bool, check_choice, check_float
 
@@ -38,7 +38,7 @@ def _figure_of(obj: Any) -> Figure:
             return fig
     if isinstance(obj, np.ndarray) and obj.size and hasattr(obj.flat[0], "figure"):
         return obj.flat[0].figure
-    raise SearchEvalError(
+    raise InvalidOptionError(
         f"save_figure: expected a matplotlib Figure or Axes, got {type(obj).__name__}"
     )
 
@@ -102,23 +102,21 @@ def save_figure(
     if formats is None:
         fmt = path.suffix.lower().lstrip(".")
         if fmt not in _FORMATS:
-            raise SearchEvalError(
+            raise InvalidOptionError(
                 f"save_figure: cannot tell the format of {str(path)!r}; end the name in "
                 f".png, .svg or .pdf, or pass formats=['png', 'pdf']"
             )
         targets = [(path, fmt)]
     else:
         fmts = [formats] if isinstance(formats, str) else list(formats)
-        bad = [f for f in fmts if f.lower().lstrip(".") not in _FORMATS]
-        if bad or not fmts:
-            raise SearchEvalError(f"save_figure: formats={fmts!r}; use any of {list(_FORMATS)}")
+        if not fmts:  # each one was checked above
+            raise InvalidOptionError(f"save_figure(formats={formats!r}): must name a format; "
+                                     f"got {formats!r}. Example: formats=['png', 'svg']")
         stem = path.with_suffix("") if path.suffix.lower().lstrip(".") in _FORMATS else path
         targets = [
             (stem.with_name(stem.name + "." + f.lower().lstrip(".")), f.lower().lstrip("."))
             for f in fmts
         ]
-    if isinstance(dpi, bool) or not isinstance(dpi, int | float) or dpi <= 0:
-        raise SearchEvalError(f"save_figure: dpi={dpi!r}; use a positive number such as 200")
     written = []
     with mpl.rc_context({"svg.hashsalt": "searcheval_frames", "pdf.fonttype": 42}):
         for target, fmt in targets:

@@ -11,18 +11,27 @@ grey zone of ``± minimum detectable Δ`` (what the slice can tell apart from 0)
 from __future__ import annotations
 
 import math
+from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any
 
 import polars as pl
 
-from ..errors import SearchEvalError
+from ..errors import InvalidOptionError, MissingColumnError
 from ..frames.display import run_display_names
-from .style import LOSS, TIE, WIN, _axes, _style, _title, _to_pl
+from ._shared import (
+    LOSS,
+    TIE,
+    WIN,
+    Display,
+    as_frame,
+    house_style,
+    set_title,
+)
 
 if TYPE_CHECKING:  # pragma: no cover
     from matplotlib.axes import Axes
 
-__all__ = ["slice_forest", "slice_forest_data"]
+__all__ = ["SliceForestDisplay", "slice_forest", "slice_forest_data"]
 
 _NEED = ("run", "baseline", "measure", "n_queries", "delta", "ci_low", "ci_high",
          "significant", "detectable_delta")
@@ -51,7 +60,7 @@ def slice_forest_data(comparison: Any, measure: str | None = None) -> pl.DataFra
     ['kind=x', 'kind=y']
     """
     slices = list(getattr(comparison, "slices", []))
-    frame = comparison.to_polars() if hasattr(comparison, "to_polars") else _to_pl(
+    frame = comparison.to_polars() if hasattr(comparison, "to_polars") else as_frame(
         comparison, "comparison")
     if not slices:
         slices = [c for c in frame.columns if c not in (*_NEED, "mean", "baseline_mean",
@@ -59,14 +68,14 @@ def slice_forest_data(comparison: Any, measure: str | None = None) -> pl.DataFra
                   "effect_size", "small")]
     missing = [c for c in _NEED if c not in frame.columns]
     if missing or not slices:
-        raise SearchEvalError(
+        raise MissingColumnError(
             "slice_forest: expected the result of compare(..., queries=, by=) (columns "
             f"{', '.join(_NEED)} and the slice columns); missing {missing or 'slice columns'}")
     measures = frame["measure"].unique(maintain_order=True).to_list()
     measure = measure or measures[0]
     if measure not in measures:
-        raise SearchEvalError(f"slice_forest(measure={measure!r}): not compared; "
-                              f"choose one of {measures}")
+        raise InvalidOptionError(f"slice_forest(measure={measure!r}): not compared; "
+                                 f"choose one of {measures}")
     label = pl.concat_str([pl.lit(f"{c}=") + pl.col(c).cast(pl.String).fill_null("(none)")
                            for c in slices], separator=", ")
     return frame.filter(pl.col("measure") == measure).select(label.alias("label"), *_NEED)
@@ -110,33 +119,64 @@ def slice_forest(
     >>> [t.get_text() for t in ax.get_yticklabels()]
     ['kind=x', 'kind=y']
     """
-    data = slice_forest_data(comparison, measure)
-    measure = str(data["measure"][0])
-    several = data["run"].n_unique() > 1
-    ax = _axes(ax, (6.4, max(2.2, 0.45 * data.height + 1.4)))
-    _style(ax, grid="x")
-    n = data.height
-    for i, r in enumerate(data.iter_rows(named=True)):
-        y = n - 1 - i
-        mdd = r["detectable_delta"]
-        if mdd is not None and math.isfinite(mdd):
-            ax.fill_betweenx([y - 0.3, y + 0.3], -mdd, mdd, color=TIE, alpha=0.18, lw=0)
-        colour = WIN if r["delta"] > 0 else LOSS if r["delta"] < 0 else TIE
-        ax.plot([r["ci_low"], r["ci_high"]], [y, y], color=colour, lw=2)
-        ax.plot([r["delta"]], [y], "o", ms=7, color=colour,
-                mfc=colour if r["significant"] else "white", mew=1.8)
-        ax.annotate(f"{r['delta']:+.{digits}f}  n={r['n_queries']}", (1.0, y),
-                    xycoords=("axes fraction", "data"), xytext=(4, 0),
-                    textcoords="offset points", va="center", fontsize=8)
-    ax.axvline(0, color="#333333", lw=0.8)
-    shown = run_display_names(sorted({*data["run"].to_list(), *data["baseline"].to_list()}))
-    labels = [f"{lab} ({shown[run]})" if several else lab
-              for lab, run in zip(data["label"], data["run"], strict=True)]
-    ax.set_yticks(range(n - 1, -1, -1), labels)
-    ax.set_ylim(-0.7, n - 0.3)
-    base = shown[data["baseline"][0]]
-    run_name = shown[data["run"][0]] if not several else "run"
-    ax.set_xlabel(f"Δ {measure} ({run_name} − {base}), CI; filled = significant;\n"
-                  "grey = ± minimum detectable Δ (80% power)")
-    _title(ax, title, f"{measure} by slice: where does {run_name} beat {base}?")
-    return ax
+    return SliceForestDisplay.from_comparison(comparison, measure).plot(
+        ax=ax, title=title, digits=digits).ax_
+
+
+@dataclass
+class SliceForestDisplay(Display):
+    """Δ per slice with its interval: the data of :func:`slice_forest`.
+
+    :meth:`plot` keeps ``ax_``, ``figure_``, ``intervals_`` (a line per row),
+    ``points_`` (a dot per row at Δ, filled when significant).
+
+    Attributes
+    ----------
+    frame
+        The rows of :func:`slice_forest_data`, one per slice (and run).
+    """
+
+    frame: pl.DataFrame
+    intervals_: list[Any] = field(default_factory=list, init=False, repr=False)
+    points_: list[Any] = field(default_factory=list, init=False, repr=False)
+
+    @classmethod
+    def from_comparison(cls, comparison: Any, measure: str | None = None) -> SliceForestDisplay:
+        """From ``compare(..., queries=, by=)`` (or its frame); ``measure``: default the
+        first."""
+        return cls(slice_forest_data(comparison, measure))
+
+    def plot(self, *, ax: Axes | None = None, title: str | None = None,
+             digits: int = 3) -> SliceForestDisplay:
+        """Draw the forest (options as for :func:`slice_forest`); returns ``self``."""
+        self.intervals_, self.points_ = [], []
+        data = self.frame
+        measure = str(data["measure"][0])
+        several = data["run"].n_unique() > 1
+        ax = self.start_plot(ax, (6.4, max(2.2, 0.45 * data.height + 1.4)))
+        house_style(ax, grid="x")
+        n = data.height
+        for i, r in enumerate(data.iter_rows(named=True)):
+            y = n - 1 - i
+            mdd = r["detectable_delta"]
+            if mdd is not None and math.isfinite(mdd):
+                ax.fill_betweenx([y - 0.3, y + 0.3], -mdd, mdd, color=TIE, alpha=0.18, lw=0)
+            colour = WIN if r["delta"] > 0 else LOSS if r["delta"] < 0 else TIE
+            self.intervals_ += ax.plot([r["ci_low"], r["ci_high"]], [y, y], color=colour, lw=2)
+            self.points_ += ax.plot([r["delta"]], [y], "o", ms=7, color=colour,
+                                    mfc=colour if r["significant"] else "white", mew=1.8)
+            ax.annotate(f"{r['delta']:+.{digits}f}  n={r['n_queries']}", (1.0, y),
+                        xycoords=("axes fraction", "data"), xytext=(4, 0),
+                        textcoords="offset points", va="center", fontsize=8)
+        ax.axvline(0, color="#333333", lw=0.8)
+        shown = run_display_names(sorted({*data["run"].to_list(), *data["baseline"].to_list()}))
+        labels = [f"{lab} ({shown[run]})" if several else lab
+                  for lab, run in zip(data["label"], data["run"], strict=True)]
+        ax.set_yticks(range(n - 1, -1, -1), labels)
+        ax.set_ylim(-0.7, n - 0.3)
+        base = shown[data["baseline"][0]]
+        run_name = shown[data["run"][0]] if not several else "run"
+        ax.set_xlabel(f"Δ {measure} ({run_name} − {base}), CI; filled = significant;\n"
+                      "grey = ± minimum detectable Δ (80% power)")
+        set_title(ax, title, f"{measure} by slice: where does {run_name} beat {base}?")
+        return self

@@ -20,18 +20,19 @@ import polars as pl
 
 from ..core._inputs import qrels_from
 from ..core.evaluate import evaluate_frames
-from ..errors import SearchEvalError, SearchEvalWarning
+from ..errors import IdMismatchError, SearchEvalWarning
+from ..frames import Kind, to_native
 from ..measures import parse_measures
 from ..options import check_choice, check_float, check_int, check_optional_int, option_error
-from .methods import (
+from ._shared import (
     RANK_METHODS,
-    _check_method,
-    _check_norm,
-    _combine,
-    _finish,
-    _prepare,
-    _run_names,
-    _runs_frame,
+    check_method,
+    check_norm,
+    combine,
+    finish,
+    prepare,
+    run_names,
+    runs_frame,
 )
 
 __all__ = ["FusionSearch", "optimize_fusion"]
@@ -40,6 +41,8 @@ TUNABLE = ("wsum", "rrf")
 DEFAULT_KS = (1, 5, 10, 20, 40, 60, 80, 100)
 MAX_CANDIDATES = 20_000
 BATCH = 64  # candidates evaluated together as one long frame
+
+Candidate = tuple[float, tuple[float, ...] | None]  # (RRF's k, weights or None)
 
 
 @dataclass
@@ -60,7 +63,9 @@ class FusionSearch:
         Number of training and held-out queries.
     trials
         One row per candidate: ``k`` (RRF only), one weight column per run (when
-        weights were tuned), ``train`` score; best first.
+        weights were tuned), ``train`` score; best first (polars).
+    frame
+        A one-row summary in the caller's frame kind (``kind``, the kind of ``runs``).
     """
 
     params: dict[str, Any]
@@ -70,6 +75,7 @@ class FusionSearch:
     n_train: int
     n_test: int
     trials: pl.DataFrame = field(repr=False)
+    kind: Kind = field(default_factory=lambda: Kind("polars"), repr=False)
 
     @property
     def weights(self) -> dict[str, float] | None:
@@ -80,8 +86,13 @@ class FusionSearch:
         return self.params.get("k")
 
     @property
-    def frame(self) -> pl.DataFrame:
-        """A one-row summary: method, norm, k, weights, scores."""
+    def frame(self) -> Any:
+        """A one-row summary: method, norm, k, weights, scores; in the caller's frame
+        kind (the kind of ``runs``: pandas in, pandas out)."""
+        return to_native(self.to_polars(), self.kind)
+
+    def to_polars(self) -> pl.DataFrame:
+        """The one-row summary of :attr:`frame` as a polars DataFrame."""
         return pl.DataFrame([{
             "method": self.params["method"], "norm": self.params.get("norm"),
             "k": self.k, "weights": str(self.weights), "measure": self.measure,
@@ -209,11 +220,11 @@ def optimize_fusion(
     ms = parse_measures(measure)
     if len(ms) != 1:
         raise option_error(func, "measure", measure, "must name one measure", "measure='nDCG@10'")
-    method = _check_method(func, method)
+    method = check_method(func, method)
     method = check_choice(func, "method", method, TUNABLE, example="method='wsum'")
     if norm == "auto":
         norm = None if method in RANK_METHODS else "min-max"
-    norm = _check_norm(func, norm, method)
+    norm = check_norm(func, norm, method)
     if grid is not None and trials is not None:
         raise option_error(func, "trials", trials, "cannot be combined with grid=; pick one",
                     "grid=0.1 or trials=200")
@@ -224,59 +235,17 @@ def optimize_fusion(
     ks = _check_ks(func, k) if method == "rrf" else [60.0]
     train_ids = _query_set(func, train_queries)
 
-    df, _ = _runs_frame(runs, None)
-    names = _run_names(df)
+    df, kind = runs_frame(runs, None)
+    names = run_names(df)
     qrels_df = qrels_from(qrels, None)
-    n = len(names)
     tune_weights = method == "wsum" or grid is not None or trials is not None
-    if not tune_weights:
-        weight_sets: list[tuple[float, ...] | None] = [None]
-    elif trials is not None:
-        rng = np.random.default_rng(seed)
-        draws = rng.dirichlet(np.ones(n), size=trials)
-        weight_sets = [tuple([1.0 / n] * n), *(tuple(map(float, w)) for w in draws)]
-    else:
-        weight_sets = list(_simplex_grid(func, 0.1 if grid is None else grid, n))
-    cands = [(kv, w) for kv in ks for w in weight_sets]
-    if len(cands) > MAX_CANDIDATES:
-        raise option_error(func, "k", k, f"with the weights gives {len(cands):,} candidates (more "
-                    f"than {MAX_CANDIDATES:,})", "k=[10, 60]")
+    cands = _candidates(func, ks, len(names), tune_weights, grid, trials, seed, k)
+    train_q, test_q = _split_queries(func, qrels_df, train_ids)
+    prep = prepare(df, names, method, norm)
 
-    judged = qrels_df.get_column("query_id").unique()
-    if train_ids is None:
-        train_q = judged
-        test_q = judged.clear()
-    else:
-        unknown = sorted(train_ids - set(judged.to_list()))
-        if len(unknown) == len(train_ids):
-            raise SearchEvalError(
-                f"{func}: none of the train_queries has relevance labels (e.g. "
-                f"{unknown[:3]}); the qrels' query ids look like {judged.head(3).to_list()}"
-            )
-        if unknown:
-            warnings.warn(f"{func}: {len(unknown)} train_queries have no labels and are "
-                          f"ignored: {unknown[:5]}", SearchEvalWarning, stacklevel=2)
-        train_q = judged.filter(judged.is_in(list(train_ids)))
-        test_q = judged.filter(~judged.is_in(list(train_ids)))
-
-    prep = _prepare(df, names, method, norm)
-
-    def scores(q: pl.Series, chosen: list[tuple[float, tuple[float, ...] | None]]) -> list[float]:
-        qrels_q = qrels_df.filter(pl.col("query_id").is_in(q.implode()))
-        prep_q = prep.filter(pl.col("query_id").is_in(q.implode()))
-        out: list[float] = []
-        for start in range(0, len(chosen), BATCH):
-            batch = chosen[start:start + BATCH]
-            fused = pl.concat([
-                _finish(_combine(prep_q, method, n, list(w) if w else None, kv), depth, f"c{i}")
-                for i, (kv, w) in enumerate(batch, start=start)
-            ])
-            with warnings.catch_warnings():
-                warnings.simplefilter("ignore", SearchEvalWarning)
-                res = evaluate_frames(fused, qrels_q, ms, relevance_level=relevance_level)
-            vals = dict(zip(res["run"].to_list(), res["value"].to_list(), strict=True))
-            out += [vals.get(f"c{i}", 0.0) for i in range(start, start + len(batch))]
-        return out
+    def scores(q: pl.Series, chosen: list[Candidate]) -> list[float]:
+        return _scores(prep, qrels_df, q, chosen, method=method, n=len(names), depth=depth,
+                       ms=ms, relevance_level=relevance_level)
 
     train = scores(train_q, cands)
     best = int(np.argmax(train))  # first of the best
@@ -289,16 +258,78 @@ def optimize_fusion(
     if depth is not None:
         params["depth"] = depth
     test = scores(test_q, [cands[best]])[0] if test_q.len() else None
-    # only the columns that were searched: no all-null k for wsum, no null weights for
-    # an RRF that tunes k alone
+    table = _trials_table(cands, train, names, rrf=method == "rrf", weights=w is not None)
+    return FusionSearch(params, ms[0].name, float(train[best]), test,
+                        train_q.len(), test_q.len(), table, kind=kind)
+
+
+
+def _candidates(func: str, ks: list[float], n: int, tune_weights: bool, grid: Any,
+                trials: int | None, seed: int, k: Any) -> list[Candidate]:
+    """Every (k, weights) to try: the k values times the weight vectors (grid or draws)."""
+    if not tune_weights:
+        weight_sets: list[tuple[float, ...] | None] = [None]
+    elif trials is not None:
+        rng = np.random.default_rng(seed)
+        draws = rng.dirichlet(np.ones(n), size=trials)
+        weight_sets = [tuple([1.0 / n] * n), *(tuple(map(float, w)) for w in draws)]
+    else:
+        weight_sets = list(_simplex_grid(func, 0.1 if grid is None else grid, n))
+    cands = [(kv, w) for kv in ks for w in weight_sets]
+    if len(cands) > MAX_CANDIDATES:
+        raise option_error(func, "k", k, f"with the weights gives {len(cands):,} candidates (more "
+                    f"than {MAX_CANDIDATES:,})", "k=[10, 60]")
+    return cands
+
+
+def _split_queries(func: str, qrels_df: pl.DataFrame, train_ids: set[str] | None
+                   ) -> tuple[pl.Series, pl.Series]:
+    """The judged training queries and the judged held-out ones (none without train_ids)."""
+    judged = qrels_df.get_column("query_id").unique()
+    if train_ids is None:
+        return judged, judged.clear()
+    unknown = sorted(train_ids - set(judged.to_list()))
+    if len(unknown) == len(train_ids):
+        raise IdMismatchError(
+            f"{func}: none of the train_queries has relevance labels (e.g. "
+            f"{unknown[:3]}); the qrels' query ids look like {judged.head(3).to_list()}"
+        )
+    if unknown:
+        warnings.warn(f"{func}: {len(unknown)} train_queries have no labels and are "
+                      f"ignored: {unknown[:5]}", SearchEvalWarning, stacklevel=3)
+    return judged.filter(judged.is_in(list(train_ids))), judged.filter(~judged.is_in(list(train_ids)))
+
+
+def _scores(prep: pl.DataFrame, qrels_df: pl.DataFrame, q: pl.Series, chosen: list[Candidate],
+            *, method: str, n: int, depth: int | None, ms: Any, relevance_level: int) -> list[float]:
+    """Mean of the measure over the queries ``q`` for each candidate, in batches."""
+    qrels_q = qrels_df.filter(pl.col("query_id").is_in(q.implode()))
+    prep_q = prep.filter(pl.col("query_id").is_in(q.implode()))
+    out: list[float] = []
+    for start in range(0, len(chosen), BATCH):
+        batch = chosen[start:start + BATCH]
+        fused = pl.concat([
+            finish(combine(prep_q, method, n, list(w) if w else None, kv), depth, f"c{i}")
+            for i, (kv, w) in enumerate(batch, start=start)
+        ])
+        with warnings.catch_warnings():
+            warnings.simplefilter("ignore", SearchEvalWarning)
+            res = evaluate_frames(fused, qrels_q, ms, relevance_level=relevance_level)
+        vals = dict(zip(res["run"].to_list(), res["value"].to_list(), strict=True))
+        out += [vals.get(f"c{i}", 0.0) for i in range(start, start + len(batch))]
+    return out
+
+
+def _trials_table(cands: list[Candidate], train: list[float], names: list[str], *,
+                  rrf: bool, weights: bool) -> pl.DataFrame:
+    """One row per candidate, best first; only the columns that were searched (no
+    all-null k for wsum, no null weights for an RRF that tunes k alone)."""
     columns: dict[str, list[Any]] = {}
-    if method == "rrf":
+    if rrf:
         columns["k"] = [float(c[0]) for c in cands]
-    if w is not None:
-        weights = [c[1] or () for c in cands]  # every candidate has weights here
-        columns.update({nm: [cw[j] for cw in weights] for j, nm in enumerate(names)})
+    if weights:
+        ws = [c[1] or () for c in cands]  # every candidate has weights here
+        columns.update({nm: [cw[j] for cw in ws] for j, nm in enumerate(names)})
     columns["train"] = list(train)
     table = pl.DataFrame(columns).with_row_index("_i")
-    table = table.sort(["train", "_i"], descending=[True, False]).drop("_i")
-    return FusionSearch(params, ms[0].name, float(train[best]), test,
-                        train_q.len(), test_q.len(), table)
+    return table.sort(["train", "_i"], descending=[True, False]).drop("_i")

@@ -37,6 +37,7 @@ __all__ = [
     "DOC_TITLE_COLUMNS",
     "QUERY_ID_COLUMNS",
     "QUERY_TEXT_COLUMNS",
+    "clip_text",
     "docs_table",
     "queries_table",
     "read_docs",
@@ -117,13 +118,16 @@ def docs_table(
     text_column: str | None = None,
     title_column: str | None = None,
     arg: str = "docs",
+    doc_id_column: str | None = None,
 ) -> pl.DataFrame:
     """``doc_id`` plus ``title`` and/or ``text`` (whichever the table has; strings, one
     row per document, first wins) from a dict ``{doc_id: text}``, a dataframe of any
     kind or a document file (:func:`read_docs`).
 
     ``text_column`` / ``title_column`` name the columns when the recognised names
-    (:data:`DOC_TEXT_COLUMNS`, :data:`DOC_TITLE_COLUMNS`) do not find them.
+    (:data:`DOC_TEXT_COLUMNS`, :data:`DOC_TITLE_COLUMNS`) do not find them;
+    ``doc_id_column`` names the caller's document id column (used when the table has
+    it and no ``doc_id`` column).
     """
     if isinstance(docs, Mapping):
         df = pl.DataFrame({"doc_id": [str(k) for k in docs], "text": [str(v) for v in docs.values()]},
@@ -133,7 +137,10 @@ def docs_table(
     for name, col in (("text_column", text_column), ("title_column", title_column)):
         if col is not None and col not in df.columns:
             raise MissingColumnError(f"{name}={col!r}: {arg} has no such column; it has {df.columns}")
-    did = find_column(df, DOC_ID_COLUMNS, exclude=[c for c in (text_column, title_column) if c])
+    if doc_id_column is not None and doc_id_column in df.columns and "doc_id" not in df.columns:
+        did: str | None = doc_id_column
+    else:
+        did = find_column(df, DOC_ID_COLUMNS, exclude=[c for c in (text_column, title_column) if c])
     if did is None:
         raise _missing(arg, "document id", df, DOC_ID_COLUMNS, "Name it doc_id.")
     text = text_column or find_column(df, DOC_TEXT_COLUMNS, exclude=[did, title_column or ""])
@@ -144,3 +151,15 @@ def docs_table(
     cols = [pl.col(did).cast(pl.String).alias("doc_id")]
     cols += [pl.col(c).cast(pl.String).alias(a) for c, a in ((title, "title"), (text, "text")) if c]
     return df.select(cols).unique("doc_id", keep="first", maintain_order=True)
+
+
+def clip_text(column: str, max_chars: int, keep: int | None = None) -> pl.Expr:
+    """``column`` cut to its first ``keep`` characters (default ``max_chars``) plus "…"
+    where it is longer than ``max_chars``; shorter texts (and nulls) unchanged.
+
+    >>> pl.DataFrame({"t": ["short", "a long text"]}).select(clip_text("t", 6, keep=5))["t"].to_list()
+    ['short', 'a lon…']
+    """
+    t = pl.col(column)
+    cut = t.str.slice(0, max_chars if keep is None else keep) + pl.lit("…")
+    return pl.when(t.str.len_chars() > max_chars).then(cut).otherwise(t).alias(column)

@@ -22,7 +22,7 @@ import polars as pl
 from ..analysis import stats as _st
 from ..analysis._inputs import docs_table, qrels_pl, queries_table, runs_pl
 from ..analysis.compare import Comparison, compare
-from ..analysis.querydiff import _diff_pl
+from ..analysis.querydiff import diff_frame
 from ..core.evaluate import evaluate
 from ..core.results import summarize
 from ..errors import InvalidOptionError, SearchEvalError
@@ -276,7 +276,7 @@ def build(runs: Any, qrels: Any, **options: Any) -> ReportData:
 
     t = time.perf_counter()
     pq_focus = cmp.per_query.filter(pl.col("measure") == focus)
-    diffs = _diff_pl(pq_focus, baseline=base, run=run, measure=focus, missing="zero",
+    diffs = diff_frame(pq_focus, baseline=base, run=run, measure=focus, missing="zero",
                      tie_tolerance=1e-9, queries=queries, func="report")
     losses, wins = examples(diffs, run_df, qrels_df, baseline=base, run=run, n=o["n_examples"],
                             k=o["k"], docs=docs, relevance_level=max(o["relevance_level"], 1),

@@ -82,6 +82,11 @@ class JudgeAgreement:
     categories: list[int]
     _m: np.ndarray
 
+    @property
+    def counts(self) -> np.ndarray:
+        """The human grade x judge grade counts (rows and columns in ``categories`` order)."""
+        return self._m
+
     def __repr__(self) -> str:
         f = self.frame if isinstance(self.frame, pl.DataFrame) else pl.from_pandas(self.frame)
         vals = dict(zip(f["statistic"].to_list(), f["value"].to_list(), strict=True))

@@ -26,7 +26,7 @@ from typing import Any
 
 import polars as pl
 
-from ...errors import SearchEvalError
+from ...errors import InvalidOptionError, SearchEvalError
 from ...frames import input_kind, to_native
 from ...options import check_bool, check_optional_int
 from ..store import LabelStore
@@ -66,7 +66,7 @@ def as_judge(judge: Any) -> Any:
     if hasattr(judge, "ask") and hasattr(judge, "identity"):
         return judge
     if not callable(judge):
-        raise SearchEvalError(
+        raise InvalidOptionError(
             f"judge={judge!r}: pass a function judge(pairs) -> frame with query_id, doc_id, "
             "relevance, or sef.judges.OpenAICompatible(...)"
         )
@@ -151,7 +151,7 @@ def _dry_run(j: Any, todo: pl.DataFrame, cached: int, prices: Any) -> DryRun:
     if prices is not None:
         table = prices.get(getattr(j, "model", ""), prices) if isinstance(prices, dict) else None
         if not isinstance(table, dict) or not {"input", "output"} <= set(table):
-            raise SearchEvalError(
+            raise InvalidOptionError(
                 f"prices={prices!r}: give USD per million tokens, {{'input': 0.15, 'output': "
                 "0.60}, or a table {model: {'input': ..., 'output': ...}}"
             )

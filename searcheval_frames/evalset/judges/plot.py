@@ -13,7 +13,7 @@ from typing import Any
 import numpy as np
 import polars as pl
 
-from ...errors import SearchEvalError
+from ...errors import InvalidOptionError, UnknownMeasureError
 from ...figures.style import LABEL_SIZE, NOTE_SIZE, OKABE_ITO, TICK_SIZE, TITLE_SIZE
 from .calibrate import JudgeAgreement
 
@@ -50,7 +50,7 @@ def judge_confusion_plot(ag: JudgeAgreement, *, ax: Any = None, title: str | Non
     'judge grade'
     """
     ax = _ax(ax, (4.2, 3.8))
-    m = np.asarray(ag._m, dtype=np.float64)
+    m = np.asarray(ag.counts, dtype=np.float64)
     share = m / np.where(m.sum(axis=1, keepdims=True) == 0, 1, m.sum(axis=1, keepdims=True))
     im = ax.imshow(share, cmap="Blues", vmin=0, vmax=1, origin="upper")
     cats = ag.categories
@@ -80,12 +80,12 @@ def judge_rank_plot(ag: JudgeAgreement, measure: str | None = None, *, ax: Any =
     Needs ``judge_agreement(..., runs=...)``.
     """
     if ag.rankings is None or ag.systems is None:
-        raise SearchEvalError("judge_rank_plot: pass runs= to sef.judge_agreement first")
+        raise InvalidOptionError("judge_rank_plot: pass runs= to sef.judge_agreement first")
     ranks, systems = _pl(ag.rankings), _pl(ag.systems)
     measure = measure or str(systems["measure"][0])
     sub = ranks.filter(pl.col("measure") == measure)
     if sub.height == 0:
-        raise SearchEvalError(f"measure={measure!r}: not in the agreement; it has "
+        raise UnknownMeasureError(f"measure={measure!r}: not in the agreement; it has "
                               f"{systems['measure'].to_list()}")
     row = systems.filter(pl.col("measure") == measure).row(0, named=True)
     ax = _ax(ax, (4.2, 3.8))

@@ -15,7 +15,7 @@ from dataclasses import dataclass
 from importlib import resources
 from pathlib import Path
 
-from ...errors import SearchEvalError
+from ...errors import InvalidOptionError, SearchEvalError
 
 __all__ = ["JudgeAnswerError", "PromptTemplate", "load_prompt", "parse_grade"]
 
@@ -73,7 +73,7 @@ def load_prompt(prompt: str | Path | PromptTemplate = "umbrela") -> PromptTempla
                                       and prompt.endswith((".txt", ".md", ".prompt"))):
         path = Path(prompt)
         if not path.is_file():
-            raise SearchEvalError(
+            raise InvalidOptionError(
                 f"prompt={str(prompt)!r}: no such template file; pass 'umbrela', a file with "
                 "{query} and {passage}, or the template text itself"
             )
@@ -81,12 +81,12 @@ def load_prompt(prompt: str | Path | PromptTemplate = "umbrela") -> PromptTempla
     elif isinstance(prompt, str):
         text, name = prompt, "custom"
     else:
-        raise SearchEvalError(f"prompt={prompt!r}: pass 'umbrela', a template file or its text")
+        raise InvalidOptionError(f"prompt={prompt!r}: pass 'umbrela', a template file or its text")
     system, sep, user = text.partition("\n---\n")
     if not sep:
         system, user = "", text
     if "{passage}" not in user or "{query}" not in user:
-        raise SearchEvalError(
+        raise InvalidOptionError(
             f"prompt {name!r}: the template needs both {{query}} and {{passage}} in its user "
             "message (after the '---' line); e.g. 'Query: {query}\\nPassage: {passage}\\n"
             "Answer ##final score: <0-3>'"

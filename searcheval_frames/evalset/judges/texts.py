@@ -8,7 +8,7 @@ from typing import Any
 import polars as pl
 
 from ...analysis._inputs import queries_table
-from ...errors import MissingColumnError, SearchEvalError, format_rows
+from ...errors import IdMismatchError, InvalidOptionError, MissingColumnError, format_rows
 from ...frames import find_column
 from ...io.texts import docs_table
 
@@ -29,11 +29,11 @@ def as_polars(obj: Any, arg: str) -> pl.DataFrame:
     try:
         out = pl.from_pandas(obj) if hasattr(obj, "iloc") else pl.from_arrow(obj)
     except (TypeError, ValueError) as exc:
-        raise SearchEvalError(
+        raise InvalidOptionError(
             f"{arg}: expected a dataframe (pandas, polars, pyarrow); got {type(obj).__name__}"
         ) from exc
     if not isinstance(out, pl.DataFrame):  # pragma: no cover - a pyarrow array
-        raise SearchEvalError(f"{arg}: expected a table, got {type(obj).__name__}")
+        raise InvalidOptionError(f"{arg}: expected a table, got {type(obj).__name__}")
     return out
 
 
@@ -75,7 +75,7 @@ def judge_pairs(pairs: Any, queries: Any = None, docs: Any = None) -> pl.DataFra
             )
         miss = out.filter(pl.col(col).is_null())
         if miss.height:
-            raise SearchEvalError(
+            raise IdMismatchError(
                 f"{arg}: no {col} for {miss.height} pair(s) (a judge needs both texts):\n"
                 f"{format_rows(miss.select('query_id', 'doc_id'))}\nAdd them to {arg}= or drop "
                 "those pairs."

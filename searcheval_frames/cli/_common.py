@@ -1,4 +1,4 @@
-"""What both commands of the CLI share: exit codes, one-line errors, reading runs."""
+"""What the commands of the CLI share (private module): exit codes, one-line errors, reading runs."""
 
 from __future__ import annotations
 
@@ -8,7 +8,7 @@ from typing import TYPE_CHECKING
 
 import polars as pl
 
-from ..errors import FileFormatError, SearchEvalError
+from ..errors import DuplicateRowsError, FileFormatError
 
 if TYPE_CHECKING:
     from ..frames import Blocks
@@ -18,7 +18,7 @@ EXIT_INPUT = 1
 EXIT_USAGE = 2
 
 
-def _one_line(exc: BaseException) -> str:
+def one_line(exc: BaseException) -> str:
     if isinstance(exc, FileFormatError) and exc.path is not None:
         first = str(exc).split("\n", 1)[0]
         text = first
@@ -37,7 +37,7 @@ def os_error_line(exc: OSError) -> str:
     return f"{where}{reason} ({type(exc).__name__}); check the path and its permissions"
 
 
-def _read_runs(
+def read_runs(
     paths: Sequence[str], name_from: str, qrels: pl.DataFrame
 ) -> tuple[pl.DataFrame, Blocks | None]:
     """All run files in one frame, with the blocks (and judged rows) of a single file."""
@@ -58,7 +58,7 @@ def _read_runs(
         parts = [read_run(p, name_from="file") for p in paths]
         flat = [p.get_column("run")[0] for p in parts]
         if len(flat) != len(set(flat)):
-            raise SearchEvalError(
+            raise DuplicateRowsError(
                 "two run files have the same name; rename one of them so that the runs "
                 "can be told apart"
             )
