@@ -25,7 +25,7 @@ from ..analysis.compare import Comparison, compare
 from ..analysis.querydiff import diff_frame
 from ..core.evaluate import evaluate
 from ..core.results import summarize
-from ..errors import InvalidOptionError, SearchEvalError
+from ..errors import InsufficientDataError, InvalidOptionError, SearchEvalError
 from ..frames import input_kind
 from ..frames.display import run_display_names
 from ..options import (
@@ -200,7 +200,7 @@ def build(runs: Any, qrels: Any, **options: Any) -> ReportData:
 
     names = run_df.get_column("run").unique(maintain_order=True).to_list()
     if len(names) < 2:
-        raise SearchEvalError(
+        raise InsufficientDataError(
             f"report: need at least two runs (a baseline and a run to compare); got {names}. "
             "Pass several run files or a frame with a run column."
         )
