@@ -79,7 +79,12 @@ def main() -> int:
     ap.add_argument("--seed", type=int, default=0)
     ap.add_argument("--no-results", dest="results", action="store_false",
                     help="do not write benchmarks/RESULTS.md")
+    ap.add_argument("--json", action="store_true",
+                    help="print one JSON line (stages, totals, one evaluate of the same runs) "
+                         "last and write nothing (bench_issue25.py)")
     args = ap.parse_args()
+    if args.json:
+        args.results = False
 
     import searcheval_frames as sef
 
@@ -106,6 +111,17 @@ def main() -> int:
         stages["save folder"] = time.perf_counter() - t
     load_end = Path("/proc/loadavg").read_text().strip()
     peak = resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024
+    if args.json:  # and one evaluate of the same runs with the report's measures
+        import json
+
+        t0, c0 = time.perf_counter(), time.process_time()
+        sef.evaluate(runs, qrels, rep.data.measures, per_query=True)
+        ev_s, ev_cpu = time.perf_counter() - t0, time.process_time() - c0
+        print(json.dumps({"stages": {k: v for k, v in stages.items() if k.startswith("report:")},
+                          "total": total_report, "cpu": cpu_report, "rss_peak_mb": peak,
+                          "evaluate": ev_s, "evaluate_cpu": ev_cpu, "rows": runs.height,
+                          "load_start": load_start, "load_end": load_end}))
+        return 0
     n_cmp = rep.frame.height
     lines = [
         SECTION, "",
