@@ -226,10 +226,15 @@ def render(res: dict, a: argparse.Namespace) -> str:
                   f"**{rep['total'] / rep['evaluate']:.1f}x** (goal <= 2); total goal <= 6 s: "
                   f"{'met' if rep['total'] <= 6 else '**missed**'}; coverage and bounds "
                   f"{cov:.2f} s (goal <= 1 s) {'met' if cov <= 1 else '**missed**'}.", "",
-                  "| report phase | wall s |", "|---|--:|"]
-        lines += [f"| {k.removeprefix('report: ')} | {v:.2f} |" for k, v in st.items()]
+                  "| report phase | wall s | CPU s |", "|---|--:|--:|"]
+        cpu = rep.get("stages_cpu") or {}
+        lines += [f"| {k.removeprefix('report: ')} | {v:.2f} | "
+                  f"{cpu[k] if cpu.get(k) is not None else float('nan'):.2f} |"
+                  for k, v in st.items()]
         rest = rep["total"] - sum(st.values())
-        lines.append(f"| (not in a phase: options, verdicts, power, notes) | {rest:.2f} |")
+        rest_cpu = rep["cpu"] - sum(c for c in cpu.values() if c is not None)
+        lines.append(f"| (not in a phase: options, verdicts, power, notes) | {rest:.2f} | "
+                     f"{rest_cpu:.2f} |")
     lb = res.get("leaderboard")
     if lb:
         lines += ["", f"**Leaderboard** (20 runs x 7,000 queries; load {lb['load_start']}):", "",
