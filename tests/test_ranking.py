@@ -262,3 +262,5 @@ def test_padded_layout_sorts_each_block_and_drops_the_padding():
     perm = ranking._padded_layout(block, score)
     assert perm is not None and perm.tolist() == [1, 0, 2, 3, 5, 4]
     assert ranking._padded_layout(np.repeat([0, 1], [1, 5000]), np.zeros(5001)) is None
+    same = ranking._padded_layout(np.repeat([0, 1], 3), np.array([1.0, 3.0, 2.0, 0.0, 0.5, 9.0]))
+    assert same is not None and same.tolist() == [1, 2, 0, 5, 4, 3]  # (one length: no padding)

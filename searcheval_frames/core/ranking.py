@@ -176,9 +176,12 @@ def _padded_layout(block: np.ndarray, score: np.ndarray | pl.Series) -> np.ndarr
         return None
     starts = np.concatenate(([0], np.cumsum(lengths)[:-1]))
     s = score.to_numpy() if isinstance(score, pl.Series) else np.asarray(score)
-    grid = np.full((nb, width), np.inf)
-    grid[block, np.arange(n) - starts[block]] = -s
-    col = np.argsort(grid, axis=1, kind="stable")
+    if nb * width == n:  # all blocks of one length (a run cut at one depth): no padding
+        col = np.argsort(-s.reshape(nb, width), axis=1, kind="stable")
+        return (col + starts[:, None]).ravel()
+    grid = np.full(nb * width, np.inf)
+    grid[block * width + (np.arange(n) - starts[block])] = -s
+    col = np.argsort(grid.reshape(nb, width), axis=1, kind="stable")
     keep = col < lengths[:, None]
     return (col + starts[:, None])[keep]
 
@@ -279,7 +282,10 @@ def _rank_presorted(
     a = starts[blk]
     # tie group [lo, hi) of each judged document
     if p.size * LINEAR_SHARE >= run.height:  # many: one pass over all scores
-        lo, hi = _tie_groups(s(np.arange(run.height)), starts, p)
+        every = score.to_numpy()  # (the scores in order: no gather of every row)
+        if compat == "trec_eval-9":
+            every = every.astype(np.float32).astype(np.float64)
+        lo, hi = _tie_groups(every, starts, p)
     else:  # few: binary search in their blocks
         b, sp = ends[blk], s(p)
         lo = _first_true(a, p, lambda m, i: s(m) <= sp[i])
