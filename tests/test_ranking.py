@@ -264,3 +264,20 @@ def test_padded_layout_sorts_each_block_and_drops_the_padding():
     assert ranking._padded_layout(np.repeat([0, 1], [1, 5000]), np.zeros(5001)) is None
     same = ranking._padded_layout(np.repeat([0, 1], 3), np.array([1.0, 3.0, 2.0, 0.0, 0.5, 9.0]))
     assert same is not None and same.tolist() == [1, 2, 0, 5, 4, 3]  # (one length: no padding)
+
+
+@pytest.mark.parametrize("depth", [1, 2, 4])
+def test_ranked_rows_depth_cut_with_blocks_of_one_length(depth):
+    """The candidates of a depth cut, found by a partition per block when every block has
+    one length (issue #25), keep every row that can rank within ``depth`` (ties too)."""
+    rng = np.random.default_rng(depth)
+    n_q, per = 40, 6
+    run = pl.DataFrame({
+        "run": np.repeat(["A", "B"], n_q * per // 2),
+        "query_id": np.repeat([f"q{i % (n_q // 2)}" for i in range(n_q)], per),
+        "doc_id": [f"d{j}" for j in rng.integers(0, 10**6, n_q * per)],
+        "score": rng.integers(0, 3, n_q * per).astype(float),  # many ties
+    }).unique(["run", "query_id", "doc_id"], maintain_order=True)
+    run = run.filter(pl.len().over("run", "query_id") == per)  # (one length)
+    assert run.height > 0
+    assert ranking.ranked_rows(run, depth).equals(_ranked_by_sorting(run, depth))
