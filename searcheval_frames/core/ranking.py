@@ -378,14 +378,14 @@ def rank_judged(
     if strategy in ("auto", "presorted"):
         blocks = blocks or query_blocks(run)
         found = _rank_presorted(run, qrels, compat, blocks) if blocks is not None else None
-        perm = (_padded_layout(_block_ids(blocks), run.get_column("score"))
-                if found is None and strategy == "auto" and blocks is not None else None)
-        if perm is not None:
-            # blocks of similar lengths, scores out of order: rank as if laid out by
-            # (block, score), sorting each block's scores only (no sort by the id strings)
-            found = _rank_presorted(run, qrels, compat, Blocks(
-                blocks.starts, blocks.ends, blocks.keys, blocks.marked, True), perm=perm)
-        elif found is None and strategy == "auto" and qrels.height * 8 >= run.height:
+        if found is None and strategy == "auto" and blocks is not None:
+            perm = _padded_layout(_block_ids(blocks), run.get_column("score"))
+            if perm is not None:
+                # blocks of similar lengths, scores out of order: rank as if laid out by
+                # (block, score), sorting each block's scores only (no sort by the ids)
+                found = _rank_presorted(run, qrels, compat, Blocks(
+                    blocks.starts, blocks.ends, blocks.keys, blocks.marked, True), perm=perm)
+        if found is None and strategy == "auto" and qrels.height * 8 >= run.height:
             # many labels (every row judged, say): sorting each query's rows by score
             # and ranking the sorted copy beats counting or sorting by four keys
             laid, laid_blocks = _laid_out(run, blocks)

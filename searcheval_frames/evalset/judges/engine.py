@@ -80,7 +80,7 @@ def _sha(text: str) -> str:
 def _keys(df: pl.DataFrame, ident: str) -> list[str]:
     # json.dumps([ident, q, t], ensure_ascii=False) written out for strings: the same text,
     # without the encoder's per-call set-up (a re-run hashes every pair)
-    enc = json.encoder.encode_basestring  # type: ignore[attr-defined]
+    enc = json.encoder.encode_basestring
     head = "[" + enc(ident) + ", "
     return [_sha(head + enc(q) + ", " + enc(t) + "]") if isinstance(q, str)
             and isinstance(t, str) else _sha(json.dumps([ident, q, t], ensure_ascii=False))
