@@ -35,6 +35,8 @@ def main() -> None:
 
     ap = argparse.ArgumentParser(description=__doc__.split("\n")[0])
     ap.add_argument("--no-write", action="store_true")
+    ap.add_argument("--json", action="store_true",
+                    help="print one JSON line of the rows last and write nothing")
     a = ap.parse_args()
     X = matrix()
     pq = pl.DataFrame({
@@ -76,6 +78,11 @@ def main() -> None:
     text += [f"| {label} | {w:.2f} | {cpu:.2f} |" for label, w, cpu in rows]
     out = "\n".join(text)
     print(out)
+    if a.json:
+        import json
+
+        print(json.dumps({"rows": rows, "load_start": load_start, "load_end": _load()}))
+        return
     if not a.no_write:
         write_section(out, HERE / "RESULTS.md", "leaderboard")
 

@@ -68,6 +68,34 @@ def make_data(n_runs: int, n_queries: int, depth: int, pool: int, judged: int, s
     return runs, qrels
 
 
+class _Stamp(float):
+    """A wall-clock reading that carries the process's CPU time (all threads) along: the
+    difference of two is the wall seconds, with ``.cpu`` the CPU seconds between them."""
+
+    cpu: float
+
+    def __new__(cls, wall: float, cpu: float) -> _Stamp:
+        out = super().__new__(cls, wall)
+        out.cpu = cpu
+        return out
+
+    def __sub__(self, other: float) -> _Stamp:  # type: ignore[override]
+        return _Stamp(float(self) - float(other), self.cpu - getattr(other, "cpu", 0.0))
+
+
+def _cpu_per_stage() -> None:
+    """Make the report's stage timings carry CPU seconds too (its module's clock only)."""
+    import importlib
+    from types import SimpleNamespace
+
+    import searcheval_frames as sef
+
+    # the package of sef.report (whatever it is called), its module "build"
+    mod = importlib.import_module(sef.report.__module__ + ".build")
+    mod.time = SimpleNamespace(  # type: ignore[attr-defined]
+        perf_counter=lambda: _Stamp(time.perf_counter(), time.process_time()))
+
+
 def main() -> int:
     ap = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     ap.add_argument("--runs", type=int, default=20)
@@ -79,7 +107,12 @@ def main() -> int:
     ap.add_argument("--seed", type=int, default=0)
     ap.add_argument("--no-results", dest="results", action="store_false",
                     help="do not write benchmarks/RESULTS.md")
+    ap.add_argument("--json", action="store_true",
+                    help="print one JSON line (stages, totals, one evaluate of the same runs) "
+                         "last and write nothing (bench_issue25.py)")
     args = ap.parse_args()
+    if args.json:
+        args.results = False
 
     import searcheval_frames as sef
 
@@ -88,6 +121,7 @@ def main() -> int:
     t = time.perf_counter()
     runs, qrels = make_data(args.runs, args.queries, args.depth, args.pool, args.judged, args.seed)
     stages["generate data (numpy)"] = time.perf_counter() - t
+    _cpu_per_stage()
     t0, c0 = time.perf_counter(), time.process_time()
     rep = sef.report(runs, qrels, baseline="run00", n_resamples=args.resamples)
     total_report = time.perf_counter() - t0
@@ -106,6 +140,19 @@ def main() -> int:
         stages["save folder"] = time.perf_counter() - t
     load_end = Path("/proc/loadavg").read_text().strip()
     peak = resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024
+    if args.json:  # and one evaluate of the same runs with the report's measures
+        import json
+
+        t0, c0 = time.perf_counter(), time.process_time()
+        sef.evaluate(runs, qrels, rep.data.measures, per_query=True)
+        ev_s, ev_cpu = time.perf_counter() - t0, time.process_time() - c0
+        print(json.dumps({"stages": {k: v for k, v in stages.items() if k.startswith("report:")},
+                          "stages_cpu": {k: getattr(v, "cpu", None) for k, v in stages.items()
+                                         if k.startswith("report:")},
+                          "total": total_report, "cpu": cpu_report, "rss_peak_mb": peak,
+                          "evaluate": ev_s, "evaluate_cpu": ev_cpu, "rows": runs.height,
+                          "load_start": load_start, "load_end": load_end}))
+        return 0
     n_cmp = rep.frame.height
     lines = [
         SECTION, "",

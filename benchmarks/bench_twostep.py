@@ -49,7 +49,18 @@ from run_bench import (  # noqa: E402
 WORK = HERE / "_work"
 SIZES = {"2M": WORK / "2m", "7M": WORK / "7m"}
 TOOLS = ["sef-path", "sef-twostep", "pytrec_eval", "ranx", "floor-csv", "sef-path-pq",
-         "sef-twostep-pq", "sef-polars-pq", "pytrec_eval-pq", "floor-pq"]
+         "sef-twostep-pq", "sef-polars-pq", "pytrec_eval-pq", "floor-pq", "sef-memory"]
+#: polars' bare parse of the three columns evaluate needs (the floor of a polars reader)
+FLOOR_SCHEMA = {"query_id": "String", "q0": "String", "doc_id": "String", "rank": "Int64",
+                "score": "Float64", "tag": "String"}
+
+
+def floor_parse(path: Path):
+    import polars as pl
+
+    schema = {k: getattr(pl, v) for k, v in FLOOR_SCHEMA.items()}
+    return pl.scan_csv(path, separator=" ", has_header=False, schema=schema,
+                       quote_char=None).select("query_id", "doc_id", "score").collect()
 
 
 def worker(tool: str, folder: Path) -> dict:
@@ -67,6 +78,9 @@ def worker(tool: str, folder: Path) -> dict:
     else:
         import ranx
     base = _rss_mb()
+    if tool == "sef-memory":  # the input is in memory already (not timed): the floor's frame
+        run_mem = floor_parse(run_trec)
+        qrels_mem = sef.read_qrels(qrels_trec)
     t0 = time.perf_counter()
     cpu0 = sum(resource.getrusage(resource.RUSAGE_SELF)[:2])
     if tool in ("sef-path", "sef-path-pq"):
@@ -78,6 +92,9 @@ def worker(tool: str, folder: Path) -> dict:
         run = sef.read_run(run_p)
         qrels = sef.read_qrels(qrels_p)
         res = sef.evaluate(run, qrels, SEF_MEASURES)
+        means = dict(zip(res["measure"], res["value"], strict=True))
+    elif tool == "sef-memory":
+        res = sef.evaluate(run_mem, qrels_mem, SEF_MEASURES)
         means = dict(zip(res["measure"], res["value"], strict=True))
     elif tool == "sef-polars-pq":
         res = sef.evaluate(pl.read_parquet(run_pq), pl.read_parquet(qrels_pq), SEF_MEASURES)
@@ -100,11 +117,7 @@ def worker(tool: str, folder: Path) -> dict:
         ev = pytrec_eval.RelevanceEvaluator(qrels, set(PYTREC_MEASURES))
         means = _pytrec_means(ev.evaluate(run))
     elif tool == "floor-csv":  # only polars' parse of the three columns evaluate needs
-        schema = {"query_id": pl.String, "q0": pl.String, "doc_id": pl.String,
-                  "rank": pl.Int64, "score": pl.Float64, "tag": pl.String}
-        df = pl.scan_csv(run_trec, separator=" ", has_header=False, schema=schema,
-                         quote_char=None).select("query_id", "doc_id", "score").collect()
-        means = {"rows": df.height}
+        means = {"rows": floor_parse(run_trec).height}
     elif tool == "floor-pq":  # only polars' read of the Parquet run
         means = {"rows": pl.read_parquet(run_pq).height}
     elif tool == "ranx":

@@ -32,6 +32,8 @@ EXTRAS: dict[str, tuple[str, ...]] = {
     "labeling": ("anywidget", "ipywidgets", "traitlets"),
     "spark": ("pyspark",),
     "dask": ("dask", "distributed"),
+    "judges": ("httpx",),
+    "fast": ("numba",),
 }
 _EXTRA_OF = {mod: extra for extra, mods in EXTRAS.items() for mod in mods}
 

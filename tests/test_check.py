@@ -93,9 +93,11 @@ def inputs(draw):
 
 
 @settings(max_examples=150, deadline=None, suppress_health_check=[HealthCheck.too_slow])
-@given(inputs(), st.sampled_from([1, 2, 3]))
-def test_check_agrees_with_a_slow_reference(data, level):
+@given(inputs(), st.sampled_from([1, 2, 3]), st.booleans())
+def test_check_agrees_with_a_slow_reference(data, level, grouped):
     run_rows, qrels_rows = data
+    if grouped:  # each (run, query) together: the per-query statistics go by block (#25)
+        run_rows = sorted(run_rows, key=lambda t: (t[1], t[0]))
     run = pl.DataFrame(run_rows, schema=["run", "query_id", "doc_id", "score"], orient="row")
     qrels = pl.DataFrame(qrels_rows, schema=["query_id", "doc_id", "relevance"], orient="row")
     got = sef.check(run, qrels, measures=[f"P@{k}" for k in CUTOFFS], relevance_level=level)

@@ -231,3 +231,53 @@ def test_ranked_rows_is_sorting_and_numbering(data, seed, layout, depth):
     run = run.with_columns(pl.lit(7, pl.Int64).alias("rank"))  # (replaced)
     got = ranking.ranked_rows(run, depth)
     assert got.equals(_ranked_by_sorting(run.drop("rank"), depth))
+
+
+@settings(max_examples=80, deadline=None)
+@given(data=laid_out_runs(), seed=st.integers(0, 10_000),
+       compat=st.sampled_from(["trec_eval-10", "trec_eval-9"]),
+       depth=st.sampled_from([None, 1, 3]), padded=st.booleans())
+def test_unsorted_blocks_rank_as_laid_out(data, seed, compat, depth, padded):
+    """Queries together but scores in any order (issue #25): "auto" ranks through the
+    layout permutation (blocks sorted one by one in a padded 2-D array, or by polars when
+    the blocks differ much in length) and gives the ranks of the count strategy."""
+    run, qrels = data
+    rng = np.random.default_rng(seed)
+    run = run.with_columns(pl.Series("_r", rng.random(run.height))).sort(
+        "run", "query_id", "_r", maintain_order=True).drop("_r")
+    kw = dict(compat=compat, depth=depth)
+    own = ranking._padded_layout
+    try:
+        if not padded:
+            ranking._padded_layout = lambda block, score: None
+        got = ranking.rank_judged(run, qrels, **kw)
+    finally:
+        ranking._padded_layout = own
+    _same(got, ranking.rank_judged(run, qrels, strategy="count", **kw))
+
+
+def test_padded_layout_sorts_each_block_and_drops_the_padding():
+    block = np.repeat(np.arange(3), [3, 1, 2])
+    score = np.array([1.0, np.inf, -np.inf, 5.0, 2.0, 3.0])  # (padding cells hold +inf)
+    perm = ranking._padded_layout(block, score)
+    assert perm is not None and perm.tolist() == [1, 0, 2, 3, 5, 4]
+    assert ranking._padded_layout(np.repeat([0, 1], [1, 5000]), np.zeros(5001)) is None
+    same = ranking._padded_layout(np.repeat([0, 1], 3), np.array([1.0, 3.0, 2.0, 0.0, 0.5, 9.0]))
+    assert same is not None and same.tolist() == [1, 2, 0, 5, 4, 3]  # (one length: no padding)
+
+
+@pytest.mark.parametrize("depth", [1, 2, 4])
+def test_ranked_rows_depth_cut_with_blocks_of_one_length(depth):
+    """The candidates of a depth cut, found by a partition per block when every block has
+    one length (issue #25), keep every row that can rank within ``depth`` (ties too)."""
+    rng = np.random.default_rng(depth)
+    n_q, per = 40, 6
+    run = pl.DataFrame({
+        "run": np.repeat(["A", "B"], n_q * per // 2),
+        "query_id": np.repeat([f"q{i % (n_q // 2)}" for i in range(n_q)], per),
+        "doc_id": [f"d{j}" for j in rng.integers(0, 10**6, n_q * per)],
+        "score": rng.integers(0, 3, n_q * per).astype(float),  # many ties
+    }).unique(["run", "query_id", "doc_id"], maintain_order=True)
+    run = run.filter(pl.len().over("run", "query_id") == per)  # (one length)
+    assert run.height > 0
+    assert ranking.ranked_rows(run, depth).equals(_ranked_by_sorting(run, depth))

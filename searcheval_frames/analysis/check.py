@@ -47,6 +47,7 @@ from collections.abc import Iterable, Mapping, Sequence
 from pathlib import Path
 from typing import Any
 
+import numpy as np
 import polars as pl
 
 from .. import frames
@@ -371,9 +372,18 @@ def _ranked(r: pl.DataFrame, k: int) -> pl.DataFrame:
     """Per (run, query), in one group_by: ``n`` results, the largest and smallest score
     (``hi``, ``lo``) and the ``k`` largest scores, largest first (only scores matter for
     a tie at a cutoff, not which document: no sort of the whole run)."""
-    return r.group_by(_KEYS).agg(
-        pl.len().alias("n"), pl.col("score").max().alias("hi"), pl.col("score").min().alias("lo"),
-        pl.col("score").top_k(k).sort(descending=True)).sort(_KEYS)
+    aggs = [pl.len().alias("n"), pl.col("score").max().alias("hi"),
+            pl.col("score").min().alias("lo"), pl.col("score").top_k(k).sort(descending=True)]
+    blocks = frames.query_blocks(r)
+    if blocks is None:  # a query split over the frame: group by the id strings
+        return r.group_by(_KEYS).agg(aggs).sort(_KEYS)
+    # each (run, query) is a block of rows: group by the block's number (an integer) instead
+    # of hashing two strings per row, then name the blocks
+    block = np.repeat(np.arange(blocks.starts.size), blocks.lengths)
+    per_block = (pl.DataFrame({"_b": block}).with_columns(r.get_column("score"))
+                 .group_by("_b").agg(aggs).sort("_b"))
+    return pl.concat([blocks.keys.select(_KEYS), per_block.drop("_b")],
+                     how="horizontal").sort(_KEYS)
 
 
 def _cutoffs(lists: pl.DataFrame, ms: list[Any], depth: int | None,

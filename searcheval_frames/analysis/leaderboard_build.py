@@ -10,7 +10,7 @@ from typing import Any
 import numpy as np
 import polars as pl
 
-from ..errors import SearchEvalError
+from ..errors import InsufficientDataError, InvalidOptionError
 from ..frames import Kind
 from . import leaderboard_stats as _ls
 from . import pairs as _pairs
@@ -31,11 +31,11 @@ def score_matrix(per_query: Any, runs: Any, qrels: Any, measure: str, missing: s
     pq, measures, kind = _pairs.load(per_query, runs=runs, qrels=qrels, measures=[measure],
                                      columns=columns, missing=missing, evaluate_options=ev)
     if len(measures) != 1:
-        raise SearchEvalError(f"leaderboard(measure={measure!r}): pick one measure; the "
+        raise InvalidOptionError(f"leaderboard(measure={measure!r}): pick one measure; the "
                               f"frame has {measures}")
     names = pq.get_column("run").unique(maintain_order=True).to_list()
     if len(names) < 2:
-        raise SearchEvalError(f"leaderboard: needs per-query scores of at least two runs; "
+        raise InsufficientDataError(f"leaderboard: needs per-query scores of at least two runs; "
                               f"the frame has {names}. Evaluate several runs together "
                               "(a 'run' column naming each system).")
     paired = _pairs.pair_queries(pq, names, missing)

@@ -47,7 +47,7 @@ import numpy as np
 import polars as pl
 
 from ..core.slicing import attach_slices, slice_keys
-from ..errors import SearchEvalError, SearchEvalWarning
+from ..errors import EmptyInputError, SearchEvalWarning
 from ..frames import Kind, to_native
 from ..options import check_choice, check_float, check_int
 from . import pairs as _pairs
@@ -183,7 +183,7 @@ def by_slice(args: dict[str, Any]) -> SlicedLeaderboard:
     values = [tuple(r) for r in sliced.select(names).unique().sort(
         names, nulls_last=True).iter_rows()]
     if not values:
-        raise SearchEvalError("leaderboard(by=...): no query to rank")
+        raise EmptyInputError("leaderboard(by=...): no query to rank")
     mats = []
     for key in values:
         sub = sliced.filter(*(pl.col(c).eq_missing(pl.lit(v, dtype=sliced.schema[c]))

@@ -162,10 +162,9 @@ def range_null(X: np.ndarray, n_resamples: int, rng: np.random.Generator, *,
                 tick(m)
             return out
         if engine == "numba":
-            from ..errors import SearchEvalError
+            from ..optional import require
 
-            raise SearchEvalError("range_null(engine='numba'): numba is not installed; "
-                                  "pip install numba, or engine='numpy'")
+            require("numba", "range_null(engine='numba') (or pass engine='numpy')")
     return _numpy_ranges(R, n_resamples, rng, tick)
 
 

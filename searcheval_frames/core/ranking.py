@@ -150,8 +150,40 @@ def _key_order(blocks: Blocks) -> np.ndarray:
 
 def _layout(block: np.ndarray, score: np.ndarray | pl.Series) -> np.ndarray:
     """The row order that lays a frame out by block, best score first (ties in any order)."""
+    fast = _padded_layout(block, score)
+    if fast is not None:
+        return fast
     return pl.DataFrame({"_b": block, "_s": score}).select(
         pl.arg_sort_by(["_b", "_s"], descending=[False, True])).to_series().to_numpy()
+
+
+#: The padded sort of :func:`_padded_layout` is used while the padding adds at most this
+#: share of cells to the rows (blocks of similar lengths, as runs cut at one depth).
+PAD_SHARE = 0.25
+
+
+def _padded_layout(block: np.ndarray, score: np.ndarray | pl.Series) -> np.ndarray | None:
+    """:func:`_layout` for contiguous blocks of similar lengths: every block is a row of a
+    2-D array (padded), sorted row by row (short sorts instead of one sort of the frame
+    by two keys); the padding cells are dropped by their index, whatever their value.
+    None when the blocks are not contiguous and ordered, or their lengths differ much."""
+    n = block.size
+    if n == 0 or (n > 1 and bool((block[1:] < block[:-1]).any())):
+        return None
+    lengths = np.bincount(block)
+    width, nb = int(lengths.max()), lengths.size
+    if nb * width > (1 + PAD_SHARE) * n + 1024:
+        return None
+    starts = np.concatenate(([0], np.cumsum(lengths)[:-1]))
+    s = score.to_numpy() if isinstance(score, pl.Series) else np.asarray(score)
+    if nb * width == n:  # all blocks of one length (a run cut at one depth): no padding
+        col = np.argsort(-s.reshape(nb, width), axis=1, kind="stable")
+        return (col + starts[:, None]).ravel()
+    grid = np.full(nb * width, np.inf)
+    grid[block * width + (np.arange(n) - starts[block])] = -s
+    col = np.argsort(grid.reshape(nb, width), axis=1, kind="stable")
+    keep = col < lengths[:, None]
+    return (col + starts[:, None])[keep]
 
 
 def _group_starts(scores: np.ndarray, starts: np.ndarray) -> np.ndarray:
@@ -196,7 +228,8 @@ def _first_true(
 
 
 def _rank_presorted(
-    run: pl.DataFrame, qrels: pl.DataFrame, compat: str, blocks: Blocks | None = None
+    run: pl.DataFrame, qrels: pl.DataFrame, compat: str, blocks: Blocks | None = None,
+    perm: np.ndarray | None = None,
 ) -> tuple[pl.DataFrame, pl.DataFrame] | None:
     """Ranks when each query's rows are contiguous and sorted by score; else None.
 
@@ -204,6 +237,10 @@ def _rank_presorted(
     block before its tie group above it (scores are non-increasing), plus the
     documents of its tie group with a larger ``doc_id``. The tie group's ends are
     found by binary search; only tied rows are compared by ``doc_id``.
+
+    ``perm``: the rows of ``run`` in laid-out order (:func:`_layout`; ``blocks`` are
+    then those of ``run``, which the layout keeps in place): the ranks are those of
+    the laid-out frame, found without building it (only scores are gathered).
     """
     blocks = blocks or query_blocks(run)
     if blocks is None:
@@ -212,7 +249,9 @@ def _rank_presorted(
     # scores must not increase inside a block (they may at a block's first row);
     # sorted float64 scores stay sorted as float32 (trec_eval-9), so one check serves
     score = run.get_column("score")
-    if blocks.sorted_scores is False or (
+    if perm is not None:
+        score = score.gather(perm)
+    elif blocks.sorted_scores is False or (
         blocks.sorted_scores is None and not _descending(score, blocks)
     ):
         return None
@@ -235,11 +274,18 @@ def _rank_presorted(
         hits = ids[cand].with_columns(cand)
     hits = hits.join(qrels, on=["query_id", "doc_id"], how="inner")
     p = hits.get_column("_p").to_numpy()
+    if perm is not None:  # rows of run -> rows of the laid-out frame
+        at = np.empty(perm.size, np.int64)
+        at[perm] = np.arange(perm.size)
+        p = at[p]
     blk = np.searchsorted(starts, p, side="right") - 1
     a = starts[blk]
     # tie group [lo, hi) of each judged document
     if p.size * LINEAR_SHARE >= run.height:  # many: one pass over all scores
-        lo, hi = _tie_groups(s(np.arange(run.height)), starts, p)
+        every = score.to_numpy()  # (the scores in order: no gather of every row)
+        if compat == "trec_eval-9":
+            every = every.astype(np.float32).astype(np.float64)
+        lo, hi = _tie_groups(every, starts, p)
     else:  # few: binary search in their blocks
         b, sp = ends[blk], s(p)
         lo = _first_true(a, p, lambda m, i: s(m) <= sp[i])
@@ -253,7 +299,7 @@ def _rank_presorted(
         extra = (
             pl.DataFrame({
                 "_h": owner,
-                "_d": run.get_column("doc_id").gather(rows),
+                "_d": run.get_column("doc_id").gather(rows if perm is None else perm[rows]),
                 "_mine": hits.get_column("doc_id").gather(owner),
             })
             .group_by("_h")
@@ -330,7 +376,15 @@ def rank_judged(
         )
     found = None
     if strategy in ("auto", "presorted"):
-        found = _rank_presorted(run, qrels, compat, blocks)
+        blocks = blocks or query_blocks(run)
+        found = _rank_presorted(run, qrels, compat, blocks) if blocks is not None else None
+        if found is None and strategy == "auto" and blocks is not None:
+            perm = _padded_layout(_block_ids(blocks), run.get_column("score"))
+            if perm is not None:
+                # blocks of similar lengths, scores out of order: rank as if laid out by
+                # (block, score), sorting each block's scores only (no sort by the ids)
+                found = _rank_presorted(run, qrels, compat, Blocks(
+                    blocks.starts, blocks.ends, blocks.keys, blocks.marked, True), perm=perm)
         if found is None and strategy == "auto" and qrels.height * 8 >= run.height:
             # many labels (every row judged, say): sorting each query's rows by score
             # and ranking the sorted copy beats counting or sorting by four keys
@@ -363,9 +417,14 @@ def _top_candidates(run: pl.DataFrame, blocks: Blocks, depth: int) -> tuple[pl.D
     ranks in the whole block. One linear pass (a per-block top-k), no sort."""
     block = _block_ids(blocks)
     score = run.get_column("score")
-    kth = (pl.DataFrame({"_b": block, "_s": score})
-           .group_by("_b").agg(pl.col("_s").top_k(depth).min())
-           .sort("_b").get_column("_s").to_numpy())
+    lengths = blocks.lengths
+    if lengths.size and (lengths == lengths[0]).all():  # one length: a partition per row
+        grid = score.to_numpy().reshape(lengths.size, int(lengths[0]))
+        kth = -np.partition(-grid, depth - 1, axis=1)[:, depth - 1]
+    else:
+        kth = (pl.DataFrame({"_b": block, "_s": score})
+               .group_by("_b").agg(pl.col("_s").top_k(depth).min())
+               .sort("_b").get_column("_s").to_numpy())
     keep = score.to_numpy() >= kth[block]
     lengths = np.add.reduceat(keep.astype(np.int64), blocks.starts)
     starts = np.concatenate(([0], np.cumsum(lengths)[:-1]))

@@ -13,7 +13,7 @@ from typing import TYPE_CHECKING, Any
 
 import polars as pl
 
-from ..errors import SearchEvalError
+from ..errors import InvalidOptionError
 from ..frames.display import run_display_names
 from ._shared import get_axes as _axes
 from ._shared import house_style as _style
@@ -69,7 +69,7 @@ def leaderboard_plot_data(lb: Any) -> pl.DataFrame:
             base += d.height + 1
         return pl.concat(parts[::-1])
     if not hasattr(lb, "_frame") or not hasattr(lb, "_pairs"):
-        raise SearchEvalError(
+        raise InvalidOptionError(
             f"leaderboard_plot: pass the result of sef.leaderboard(...); got {type(lb).__name__}"
         )
     return _one(lb)

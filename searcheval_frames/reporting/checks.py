@@ -22,6 +22,7 @@ import polars as pl
 
 from ..analysis.check import check
 from ..core.evaluate import evaluate
+from ..frames import checked_blocks, mark_checked
 
 __all__ = ["TIE_THRESHOLD", "banner", "tie_note"]
 
@@ -46,10 +47,13 @@ def tie_note(run: pl.DataFrame, qrels: pl.DataFrame, focus: str, runs: list[str]
              relevance_level: int, threshold: float = TIE_THRESHOLD) -> str:
     """A sentence when, for one of ``runs``, the mean of ``focus`` ranges over more than
     ``threshold`` across the orders of tied documents; else ''."""
+    pair = run.filter(pl.col("run").is_in(runs))
+    if checked_blocks(run)[0]:  # rows of a checked run are checked (not validated again)
+        pair = mark_checked(pair)
     with warnings.catch_warnings():
         warnings.simplefilter("ignore")
-        b = pl.DataFrame(evaluate(run.filter(pl.col("run").is_in(runs)), qrels, [focus],
-                                  relevance_level=relevance_level, ties="bounds"))
+        b = pl.DataFrame(evaluate(pair, qrels, [focus], relevance_level=relevance_level,
+                                  ties="bounds"))
     moved = b.filter(pl.col("tie_spread") > threshold)
     if moved.height == 0:
         return ""

@@ -10,7 +10,7 @@ import tempfile
 from pathlib import Path
 from typing import Any
 
-from ..errors import SearchEvalError
+from ..errors import FileAccessError
 from ..frames import Kind, to_native
 from .build import ReportData
 from .html import fragment, page
@@ -109,7 +109,7 @@ class Report:
         """
         target = Path(path)
         if target.exists() and not target.is_dir():
-            raise SearchEvalError(
+            raise FileAccessError(
                 f"report.save: {str(target)!r} is a file; give a folder name such as 'report/'"
             )
         target.parent.mkdir(parents=True, exist_ok=True)

@@ -20,8 +20,9 @@ from typing import Any
 
 import polars as pl
 
-from ...errors import InvalidOptionError, SearchEvalError
+from ...errors import InvalidOptionError
 from ...frames import input_kind, to_native
+from ...optional import require
 from ...options import check_float, check_int
 from .prompt import JudgeAnswerError, PromptTemplate, load_prompt, parse_grade
 
@@ -140,12 +141,7 @@ class OpenAICompatible:
 
     def _make_client(self) -> Any:
         if self._client is None:
-            try:
-                import httpx
-            except ImportError as exc:  # pragma: no cover - httpx comes with jupyter
-                raise SearchEvalError(
-                    "OpenAICompatible needs httpx: pip install 'searcheval-frames[judges]'"
-                ) from exc
+            httpx = require("httpx", "sef.judges.OpenAICompatible")
             headers = {"Content-Type": "application/json"}
             key = os.environ.get(self.api_key_env) if self.api_key_env else None
             if key:

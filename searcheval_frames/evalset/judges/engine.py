@@ -78,8 +78,19 @@ def _sha(text: str) -> str:
 
 
 def _keys(df: pl.DataFrame, ident: str) -> list[str]:
-    return [_sha(json.dumps([ident, q, t], ensure_ascii=False))
+    # json.dumps([ident, q, t], ensure_ascii=False) written out for strings: the same text,
+    # without the encoder's per-call set-up (a re-run hashes every pair)
+    enc = json.encoder.encode_basestring
+    head = "[" + enc(ident) + ", "
+    return [_sha(head + enc(q) + ", " + enc(t) + "]") if isinstance(q, str)
+            and isinstance(t, str) else _sha(json.dumps([ident, q, t], ensure_ascii=False))
             for q, t in df.select("query", "text").iter_rows()]
+
+
+def _params_json(params: Any) -> str:
+    """``json.dumps(params, sort_keys=True)``; most records have none."""
+    return "{}" if isinstance(params, dict) and not params else json.dumps(params,
+                                                                            sort_keys=True)
 
 
 @dataclass
@@ -428,7 +439,7 @@ def _result(s: _Session, df: pl.DataFrame, kind: Any, cached: int, stopped: str 
     frame = pl.DataFrame(
         [(a, b, int(r["label"]), f"judge:{r['meta'].get('judge', s.j.name)}",
           str(r["meta"].get("model", "")), str(r["meta"].get("prompt_sha256", "")),
-          json.dumps(r["meta"].get("params", {}), sort_keys=True), r["time"],
+          _params_json(r["meta"].get("params", {})), r["time"],
           str(r["meta"].get("rationale", ""))) for a, b, r in got],
         schema={"query_id": pl.String, "doc_id": pl.String, "relevance": pl.Int64,
                 "source": pl.String, "model": pl.String, "prompt_sha256": pl.String,
