@@ -46,7 +46,7 @@ NOTE_SIZE = 8
 
 
 class Display:
-    """Data behind one figure; :meth:`plot` (in each subclass) draws it.
+    """Data behind one figure; each subclass's ``plot`` draws it.
 
     After ``plot``: ``ax_`` (the Axes drawn into) and ``figure_`` (its figure).
     """
