@@ -532,7 +532,7 @@ def test_parts_only_above_rows_per_part(monkeypatch):
     assert n == 2
 
 
-@settings(max_examples=40, deadline=None,
+@settings(max_examples=300, deadline=None,
           suppress_health_check=[HealthCheck.too_slow, HealthCheck.data_too_large])
 @given(runs=st.one_of(run_sets(ties=True), run_sets(ties=False)), data=st.data())
 def test_parts_equal_one_piece_property(runs, data):
@@ -556,6 +556,62 @@ def test_parts_equal_one_piece_property(runs, data):
     with pytest.MonkeyPatch.context() as mp:
         whole, parts, _ = fuse_both(frame, mp, rows=rows, **kw)
     assert whole.equals(parts), (combo, rows)
+
+
+def test_parts_equal_one_piece_combmed_borda_one_query_per_part(monkeypatch):
+    """The example Hypothesis found: with one query per part, the borda norm's candidate
+    count C was joined in from a one-row frame, which polars divides by as x * (1/C):
+    d1 got 1 - 3 * (1/5) = 0.3999999999999999 instead of 1 - 3/5 = 0.4."""
+    docs = [f"d{i}" for i in range(5)]
+    frame = pl.DataFrame(
+        [("r0", "q0", d, 0.0) for d in docs] + [("r0", "q1", "d0", 0.0)]
+        + [("r1", "q0", d, 0.0) for d in docs],
+        schema=["run", "query_id", "doc_id", "score"], orient="row")
+    # by hand: q0 ties give trec_eval ranks d4=1 ... d0=5 in both runs, C = 5, borda
+    # norm 1 - (r-1)/C, the median of two equal values is the value; q1: C = 1, r0 has
+    # d0 at rank 1 (1.0), r1 has no list for q1 (0.5 - (0-1)/(2*1) = 1.0)
+    expected = [("q0", d, 1 - (4 - i) / 5) for i, d in reversed(list(enumerate(docs)))]
+    expected.append(("q1", "d0", 1.0))
+    assert expected[3] == ("q0", "d1", 0.4)
+    whole, parts, n = fuse_both(frame, monkeypatch, rows=1, method="combmed", norm="borda")
+    assert n == 2
+    assert whole.select("query_id", "doc_id", "score").rows() == expected
+    assert parts.select("query_id", "doc_id", "score").rows() == expected
+    # a one-query input is fused as that query is within a larger one
+    alone = sef.fuse(frame.filter(pl.col("query_id") == "q0"), "combmed", norm="borda")
+    assert alone.select("query_id", "doc_id", "score").rows() == expected[:5]
+
+
+@pytest.mark.parametrize("norm", NORMS)
+def test_normalised_values_do_not_depend_on_the_other_queries(norm):
+    """Every norm's values of a query, fused alone, equal the ones it gets beside another
+    query, bit for bit. Divisors of 5 (5 candidates, 5 documents a run, a's min-max
+    range; 3 * (1/5) != 3 / 5), and d3 at rank 4 in both runs (1 - 3/5 for the rank
+    norms) so that combmax and combmin show that value itself."""
+    q0 = [("a", "q0", f"d{i}", s) for i, s in enumerate([6.0, 4.0, 3.0, 2.0, 1.0])]
+    q0 += [("b", "q0", f"d{i}", s) for i, s in enumerate([3.0, 4.0, 5.0, 0.5, 0.1])]
+    q1 = [("a", "q1", "d0", 1.0), ("b", "q1", "d9", 2.0), ("b", "q1", "d0", 7.0)]
+    schema = ["run", "query_id", "doc_id", "score"]
+    alone = pl.DataFrame(q0, schema=schema, orient="row")
+    both = pl.DataFrame(q0 + q1, schema=schema, orient="row")
+    for method in ("combmax", "combmin", "combsum"):
+        one = sef.fuse(alone, method, norm=norm)
+        two = sef.fuse(both, method, norm=norm).filter(pl.col("query_id") == "q0")
+        assert one.equals(two), (method, norm)
+
+
+def test_divide_rounds_once_whatever_the_divisor_layout():
+    from searcheval_frames.fusion._shared import divide
+
+    x = pl.DataFrame({"q": ["a"] * 3, "x": [3, None, 7]})
+    # C joined in from a one-row frame: polars 2.1's pl.col("x") / pl.col("C") gives
+    # 3 * (1/5) = 0.6000000000000001 here
+    joined = x.join(pl.DataFrame({"q": ["a"], "C": [5]}), on="q")
+    for den in (pl.col("C"), pl.lit(5), pl.col("C").cast(pl.Float64)):
+        got = joined.select(divide(pl.col("x"), den).alias("v"))["v"].to_list()
+        assert got == [3 / 5, None, 7 / 5], den
+    full = pl.DataFrame({"x": [3.0, 1.0], "d": [5.0, 0.0]})
+    assert full.select(divide(pl.col("x"), pl.col("d")))["x"].to_list() == [0.6, math.inf]
 
 
 @settings(max_examples=30, deadline=None)

@@ -11,6 +11,10 @@ Floating-point sums depend on the order of their terms, so every part must see
 the rows of a query in the order the whole frame would: :func:`out_of_order`
 decides once, on the whole frame, whether the rows are re-sorted into trec_eval
 order (and each part then is, or is not), instead of each part deciding alone.
+Divisions too: polars divides by a divisor it holds as one value (a per-query count
+joined in when a part holds one query) as ``x * (1/d)``, an ulp off ``x / d`` at times,
+so every normalisation divides with :func:`~searcheval_frames.fusion._shared.divide`,
+one IEEE division per row whatever the layout.
 """
 
 from __future__ import annotations
