@@ -332,7 +332,11 @@ def test_store_survives_sigkill_of_a_writing_process(tmp_path: Path, kill_after:
             if len(acked) >= kill_after:
                 os.kill(proc.pid, signal.SIGKILL)  # mid-loop: likely inside append()
                 break
-        rest, _ = proc.communicate(timeout=30)
+        proc.wait(timeout=30)
+        # read the rest through the same text wrapper: the for-loop's read-ahead holds acks
+        # already taken off the pipe (communicate(timeout=) reads the raw pipe and would
+        # lose them, seen once under load: 416 labels on disk, 401 acks read)
+        rest = proc.stdout.read()
         acked += [int(x) for x in rest.split()]
     finally:
         if proc.poll() is None:
