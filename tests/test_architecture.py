@@ -21,7 +21,7 @@ ARCH = PKG.parent / "docs" / "architecture.md"
 #: the subpackage and everything in it; "demo" is demo.py). Within one layer, entries
 #: are ordered too: a later entry may import an earlier one, never the reverse.
 LAYERS: list[list[str]] = [
-    ["version", "_deprecation", "errors", "optional", "notebook", "options"],
+    ["version", "_deprecation", "_exact", "errors", "optional", "notebook", "options"],
     ["frames"],
     ["io", "measures"],
     ["core"],

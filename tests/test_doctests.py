@@ -35,6 +35,7 @@ MODULES = [
     "searcheval_frames.figures.style",
     "searcheval_frames.optional",
     "searcheval_frames._deprecation",
+    "searcheval_frames._exact",
     "searcheval_frames.notebook",
     "searcheval_frames.evalset.store",
     "searcheval_frames.evalset.widget",

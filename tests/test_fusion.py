@@ -601,7 +601,7 @@ def test_normalised_values_do_not_depend_on_the_other_queries(norm):
 
 
 def test_divide_rounds_once_whatever_the_divisor_layout():
-    from searcheval_frames.fusion._shared import divide
+    from searcheval_frames._exact import true_divide as divide
 
     x = pl.DataFrame({"q": ["a"] * 3, "x": [3, None, 7]})
     # C joined in from a one-row frame: polars 2.1's pl.col("x") / pl.col("C") gives

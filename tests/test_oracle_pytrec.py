@@ -144,3 +144,44 @@ def test_random_runs_match_pytrec_eval(data, level, judged_only):
         return
     _, bad = compare(run, qrels, level, judged_only)
     assert not bad, bad[:5]
+
+
+# ------------------------------------------------------------------- exact to the last bit
+#: measures whose value is one quotient (or a count): trec_eval computes each with one C
+#: division, so ours must be the same double, not an ulp away (polars divides by a
+#: constant through its reciprocal: 3 * (1/5) = 0.6000000000000001; see searcheval_frames._exact)
+ONE_QUOTIENT = [n for n in TREC_NAMES if n.split("_")[0] in {
+    "P", "recall", "set", "Rprec", "recip", "success", "num"}]
+
+
+def test_one_quotient_measures_equal_pytrec_eval_bit_for_bit():
+    d = shared_path("trec_dl_passage")
+    qrels = read_trec_qrels(d / "qrels.dl19-passage.txt")
+    run = pl.concat([
+        read_trec_run(d / "runs" / f"run.dl19-passage.{name}.txt")
+        .with_columns(pl.lit(name).alias("run")) for name in DL_RUNS[:3]
+    ])
+    measures = [parse_measure(n) for n in ONE_QUOTIENT]
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore")
+        ours = evaluate_frames(run, qrels, measures, per_query=True, relevance_level=2,
+                               missing="skip", compat="trec_eval-9")
+    theirs = pytrec_values(run, qrels, 2)
+    by_name = {m.name: m.trec_name for m in measures}
+    bad = [(r, q, m, v, theirs[r][q][by_name[m]]) for r, q, m, v in ours.iter_rows()
+           if v != theirs[r][q][by_name[m]]]
+    assert ours.height >= 3 * 43 * len(measures)
+    assert not bad, f"{len(bad)} of {ours.height} differ in their last bits: {bad[:5]}"
+
+
+def test_the_seed_examples_print_as_the_seed_does():
+    """The tutorial's P@5 = 0.6 is 0.6, not 0.6000000000000001 (repr is what users see)."""
+    run = pl.DataFrame({"query_id": ["q"] * 5, "doc_id": [f"d{i}" for i in range(5)],
+                        "score": [5.0, 4, 3, 2, 1]})
+    qrels = pl.DataFrame({"query_id": ["q"] * 3, "doc_id": ["d0", "d2", "d4"],
+                          "relevance": [1, 1, 1]})
+    import searcheval_frames as sef
+
+    for frame in (run, pl.concat([run, run.with_columns(pl.lit("r").alias("query_id"))])):
+        got = sef.evaluate(frame, qrels, ["P@5", "P@10"], per_query=True)
+        assert got.filter(pl.col("query_id") == "q")["value"].to_list() == [3 / 5, 3 / 10]

@@ -10,9 +10,9 @@ import warnings
 from collections.abc import Mapping, Sequence
 from typing import Any
 
-import numpy as np
 import polars as pl
 
+from .._exact import true_divide
 from ..errors import (
     DuplicateRowsError,
     EmptyInputError,
@@ -27,7 +27,7 @@ from .parts import out_of_order
 __all__ = [
     "BLOCK", "EPS", "METHODS", "METHOD_ALIASES", "NORMS", "NORM_ALIASES", "RANK_METHODS",
     "SCORE_METHODS", "check_method", "check_name", "check_norm", "check_weights", "combine",
-    "divide", "finish", "max_warning", "prepare", "run_names", "runs_frame",
+    "finish", "max_warning", "prepare", "run_names", "runs_frame",
 ]
 
 #: fusion methods that use the ranks only
@@ -157,31 +157,6 @@ def run_names(df: pl.DataFrame) -> list[str]:
 
 
 # --------------------------------------------------------------------------- preparation
-def _divide(pair: Sequence[pl.Series]) -> pl.Series:
-    num, den = pair
-    with np.errstate(divide="ignore", invalid="ignore"):
-        out = pl.Series(num.name, np.true_divide(num.to_numpy(), den.to_numpy()),
-                        dtype=pl.Float64)
-    nulls = np.logical_or(num.is_null().to_numpy(), den.is_null().to_numpy())
-    return out.set(pl.Series(nulls), None) if nulls.any() else out
-
-
-def divide(num: pl.Expr, den: pl.Expr) -> pl.Expr:
-    """``num / den`` row by row as Float64, each value rounded once (IEEE division).
-
-    polars divides a column by a divisor it holds as one value (a literal, or a column
-    joined in from a one-row frame, as a per-query count is when the frame holds one
-    query) by multiplying with the reciprocal, ``x * (1/d)``, which can be an ulp off
-    ``x / d`` (``3 * (1/5)`` is 0.6000000000000001, ``3 / 5`` is 0.6). A value would
-    then depend on how many queries share the frame: a one-query input, or a part of a
-    large input, would differ from the same query fused with others. numpy divides
-    element by element whatever the layout, so every normalisation divides here.
-    A null operand gives null.
-    """
-    return pl.map_batches([num.cast(pl.Float64), den.cast(pl.Float64)], _divide,
-                          return_dtype=pl.Float64)
-
-
 def _trec_order(df: pl.DataFrame, sort: bool | None = None) -> pl.DataFrame:
     """Rows of each (run, query) together, in trec_eval order, with ``_b`` (block id),
     ``rank`` (1-based) and ``n`` (documents of the run for the query).
@@ -227,7 +202,7 @@ def _normalise(df: pl.DataFrame, norm: str | None, names: list[str],
         return df.with_columns(s.alias("v"))
     if norm == "min-max":
         mn, mx = s.min().over(by), s.max().over(by)
-        v = divide(s - mn, pl.max_horizontal(mx - mn, pl.lit(EPS)))
+        v = true_divide(s - mn, pl.max_horizontal(mx - mn, pl.lit(EPS)))
     elif norm == "max":
         mx = s.max().over(by)
         low = df.filter(mx <= 0)
@@ -240,18 +215,18 @@ def _normalise(df: pl.DataFrame, norm: str | None, names: list[str],
             else:
                 warnings.warn(max_warning(pairs, shown, shown.height), SearchEvalWarning,
                               stacklevel=4)
-        v = divide(s, pl.max_horizontal(mx, pl.lit(EPS)))
+        v = true_divide(s, pl.max_horizontal(mx, pl.lit(EPS)))
     elif norm == "sum":
         mn = s.min().over(by)
-        v = divide(s - mn, pl.max_horizontal(s.sum().over(by) - mn * pl.col("n"), pl.lit(EPS)))
+        v = true_divide(s - mn, pl.max_horizontal(s.sum().over(by) - mn * pl.col("n"), pl.lit(EPS)))
     elif norm == "zmuv":
         # all-equal scores give exactly 0 (the mean of equal floats can be off by an ulp,
         # which ranx then divides by 1e-9)
         v = (pl.when(s.max().over(by) == s.min().over(by)).then(0.0)
-             .otherwise(divide(s - s.mean().over(by),
+             .otherwise(true_divide(s - s.mean().over(by),
                                pl.max_horizontal(s.std(ddof=0).over(by), pl.lit(EPS)))))
     elif norm == "rank":
-        v = 1.0 - divide(pl.col("rank") - 1, pl.col("n"))
+        v = 1.0 - true_divide(pl.col("rank") - 1, pl.col("n"))
     else:  # borda: every candidate of the query gets a value in every run
         return _borda_norm(df, names)
     return df.with_columns(v.cast(pl.Float64).alias("v"))
@@ -277,8 +252,8 @@ def _borda_norm(df: pl.DataFrame, names: list[str]) -> pl.DataFrame:
         .with_columns(pl.col("n").fill_null(0))
     )
     v = (pl.when(pl.col("rank").is_not_null())
-         .then(1.0 - divide(pl.col("rank") - 1, pl.col("C")))
-         .otherwise(0.5 - divide(pl.col("n") - 1, 2 * pl.col("C"))))
+         .then(1.0 - true_divide(pl.col("rank") - 1, pl.col("C")))
+         .otherwise(0.5 - true_divide(pl.col("n") - 1, 2 * pl.col("C"))))
     return full.select(*BLOCK, "doc_id", v.cast(pl.Float64).alias("v"))
 
 

@@ -13,7 +13,7 @@ decides once, on the whole frame, whether the rows are re-sorted into trec_eval
 order (and each part then is, or is not), instead of each part deciding alone.
 Divisions too: polars divides by a divisor it holds as one value (a per-query count
 joined in when a part holds one query) as ``x * (1/d)``, an ulp off ``x / d`` at times,
-so every normalisation divides with :func:`~searcheval_frames.fusion._shared.divide`,
+so every normalisation divides with :func:`~searcheval_frames._exact.true_divide`,
 one IEEE division per row whatever the layout.
 """
 

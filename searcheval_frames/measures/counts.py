@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import polars as pl
 
+from .._exact import true_divide
 from ._params import REL, params_of
 from .base import Context, Family, Measure, register
 
@@ -112,7 +113,7 @@ class Judged(Family):
         if m.cutoff is None:
             n = pl.col("num_ret").cast(pl.Float64)
             return pl.when(n > 0).then(pl.col(col) / n).otherwise(0.0)
-        return pl.col(col) / float(m.cutoff)
+        return true_divide(pl.col(col), float(m.cutoff))
 
 
 @register
@@ -133,4 +134,4 @@ class Unjudged(Family):
     def value(self, m: Measure, ctx: Context, col: str) -> pl.Expr:
         k = float(m.cutoff or 1)
         shown = pl.min_horizontal(pl.col("num_ret").cast(pl.Float64), pl.lit(k))
-        return (shown - pl.col(col)) / k
+        return true_divide(shown - pl.col(col), k)

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import polars as pl
 
+from .._exact import true_divide
 from ._params import REL, params_of
 from .base import Context, Family, Measure, register
 
@@ -16,7 +17,7 @@ def rel_in_top(m: Measure, ctx: Context) -> pl.Expr:
 
 
 def safe_div(num: pl.Expr, den: pl.Expr) -> pl.Expr:
-    return pl.when(den > 0).then(num / den).otherwise(0.0)
+    return pl.when(den > 0).then(true_divide(num, den)).otherwise(0.0)
 
 
 @register
@@ -35,7 +36,7 @@ class Precision(Family):
         return [rel_in_top(m, ctx).alias(col)]
 
     def value(self, m: Measure, ctx: Context, col: str) -> pl.Expr:
-        return pl.col(col) / float(m.cutoff or 1)
+        return true_divide(pl.col(col), float(m.cutoff or 1))
 
 
 @register

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import polars as pl
 
+from .._exact import true_divide
 from ._params import REL, Param, params_of
 from .base import Context, Family, Measure, register
 from .precision import safe_div
@@ -170,4 +171,4 @@ class IPrecAvg(Family):
 
     def value(self, m: Measure, ctx: Context, col: str) -> pl.Expr:
         n = len(_levels(m))
-        return pl.sum_horizontal(pl.col(f"{col}|{i}") for i in range(n)) / float(n)
+        return true_divide(pl.sum_horizontal(pl.col(f"{col}|{i}") for i in range(n)), float(n))

@@ -12,6 +12,7 @@ from __future__ import annotations
 
 import polars as pl
 
+from .._exact import true_divide
 from ._params import REL, Param, format_number, params_of
 from .base import Context, Family, Measure, parameter_error, register
 from .precision import rel_in_top, safe_div
@@ -71,7 +72,7 @@ class F1(Family):
     def value(self, m: Measure, ctx: Context, col: str) -> pl.Expr:
         hits = pl.col(col).cast(pl.Float64)
         k = pl.col("num_ret").cast(pl.Float64) if m.cutoff is None else pl.lit(float(m.cutoff))
-        p = hits / k
+        p = true_divide(hits, k)
         r = hits / ctx.num_rel(m).cast(pl.Float64)
         return pl.when(pl.col(col) > 0).then(2.0 * p * r / (p + r)).otherwise(0.0)
 
