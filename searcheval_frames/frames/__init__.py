@@ -13,6 +13,7 @@ layers (the user's entry points are ``run_frame`` and ``qrels_frame``).
 
 from .blocks import (
     Blocks,
+    all_in_sorted,
     has_repeats,
     key_hash,
     query_blocks,
@@ -41,6 +42,7 @@ __all__ = [
     "RUN_COLUMNS",
     "Blocks",
     "Kind",
+    "all_in_sorted",
     "checked_blocks",
     "find_column",
     "has_repeats",

@@ -136,12 +136,12 @@ def _checked(
     lf: pl.LazyFrame, cols: list[str], tag0: str, plain: bool, judged: pl.Series | None
 ) -> pl.LazyFrame:
     """The parsed columns with the per-line checks, computed while parsing: ``_ok`` (tag,
-    no comment, finite score; no whitespace in an id unless ``plain``), ``_ws`` (an id holds
+    no seventh field, finite score; no whitespace in an id unless ``plain``), ``_ws`` (an id holds
     whitespace), ``_h`` (hash of the (query, doc) pair) and ``_m`` (the pair may be judged).
     """
-    ok = ((pl.col("tag") == tag0) & ~pl.col("query_id").str.starts_with("#")
-          & pl.col("_extra").is_null()
-          & pl.col("score").is_finite())
+    # (a comment line's query id starts with "#": it is one of the blocks' query ids,
+    # which :meth:`_BatchBlocks.finish` tests, not every line)
+    ok = (pl.col("tag") == tag0) & pl.col("_extra").is_null() & pl.col("score").is_finite()
     check = [ok.fill_null(False).alias("_ok")]
     if not plain:  # ids with other whitespace: the exact reader splits them
         check = [(ok & ~_SPACE_IN_IDS).fill_null(False).alias("_ok"),
@@ -286,14 +286,15 @@ class _BatchBlocks:
 
     def finish(self, tag0: str) -> tuple[pl.DataFrame, frames.Blocks | None]:
         """The run frame and its blocks (None when a query's lines are not together)."""
-        if frames.repeats_in_blocks(self.carry):
-            raise _NotClean
+        vals = pl.concat(self.vals)
+        if frames.repeats_in_blocks(self.carry) or vals.str.starts_with("#").any():
+            raise _NotClean  # (a repeat, or a comment line)
         df = pl.concat(self.parts, how="vertical", rechunk=False).with_columns(
             pl.lit(tag0, pl.String).alias("tag"))
         lengths = np.concatenate(self.lens)
         starts = np.concatenate(([0], np.cumsum(lengths)[:-1]))
         keys = pl.DataFrame({"tag": pl.Series([tag0] * lengths.size, dtype=pl.String),
-                             "query_id": pl.concat(self.vals)})
+                             "query_id": vals})
         if keys.get_column("query_id").is_duplicated().any():
             # a query's lines are not together: blocks do not hold, check the whole frame
             if frames.has_repeats(frames.key_hash(df, ["query_id", "doc_id"])):
@@ -302,7 +303,7 @@ class _BatchBlocks:
         mk = np.concatenate(self.marked) if self.judged else None
         up = np.concatenate(self.ups)
         return df, frames.Blocks(starts, starts + lengths, keys, mk,
-                                 bool(np.isin(up, starts).all()))
+                                 frames.all_in_sorted(up, starts))
 
 
 def _clean_fast_run(df: pl.DataFrame) -> tuple[pl.DataFrame, frames.Blocks | None] | None:
