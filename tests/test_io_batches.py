@@ -228,14 +228,6 @@ def test_a_duplicate_goes_straight_to_the_exact_reader(tmp_path, monkeypatch):
         sef.read_run(path)
 
 
-@settings(max_examples=100, deadline=None)
-@given(st.lists(st.integers(0, 30), max_size=20), st.sets(st.integers(0, 30), max_size=20))
-def test_all_in_sorted_is_isin_all(values, pool):
-    from searcheval_frames.frames import all_in_sorted
-    v, s = np.array(values, dtype=np.int64), np.array(sorted(pool), dtype=np.int64)
-    assert all_in_sorted(v, s) == bool(np.isin(v, s).all())
-
-
 @pytest.mark.parametrize("batch", [1, 2, 3, 4, 100])
 @pytest.mark.parametrize("where", [0, 1, 2, 3])
 def test_a_comment_line_with_six_fields_is_skipped_in_any_batch(tmp_path, monkeypatch, batch,

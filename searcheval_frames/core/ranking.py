@@ -44,7 +44,7 @@ from typing import Literal
 import numpy as np
 import polars as pl
 
-from ..frames import Blocks, all_in_sorted, query_blocks, score_increases
+from ..frames import Blocks, query_blocks, score_increases
 
 __all__ = ["RankedJudged", "rank_judged", "ranked_rows"]
 
@@ -140,7 +140,7 @@ def _block_ids(blocks: Blocks) -> np.ndarray:
 
 def _descending(score: pl.Series, blocks: Blocks) -> bool:
     """Whether scores never increase inside a block (they may at a block's first row)."""
-    return all_in_sorted(score_increases(score), blocks.starts)
+    return bool(np.isin(score_increases(score), blocks.starts).all())
 
 
 def _key_order(blocks: Blocks) -> np.ndarray:

@@ -13,7 +13,6 @@ layers (the user's entry points are ``run_frame`` and ``qrels_frame``).
 
 from .blocks import (
     Blocks,
-    all_in_sorted,
     has_repeats,
     key_hash,
     query_blocks,
@@ -42,7 +41,6 @@ __all__ = [
     "RUN_COLUMNS",
     "Blocks",
     "Kind",
-    "all_in_sorted",
     "checked_blocks",
     "find_column",
     "has_repeats",

@@ -172,24 +172,6 @@ def score_increases(score: pl.Series, prev: float | None = None) -> np.ndarray:
     return np.concatenate(parts) if parts else np.zeros(0, np.int64)
 
 
-def all_in_sorted(values: np.ndarray, sorted_values: np.ndarray) -> bool:
-    """Whether every one of ``values`` is in ``sorted_values`` (ascending).
-
-    ``np.isin(values, sorted_values).all()`` by binary search: ``np.isin`` imports
-    ``numpy.ma`` on its first call (6-15 ms of a 2M-row file read in a fresh process).
-
-    >>> all_in_sorted(np.array([0, 4]), np.array([0, 2, 4])), all_in_sorted(np.array([3]),
-    ...                                                                     np.array([0, 2]))
-    (True, False)
-    """
-    if values.size == 0:
-        return True
-    if sorted_values.size == 0:
-        return False
-    i = np.minimum(np.searchsorted(sorted_values, values), sorted_values.size - 1)
-    return bool((sorted_values[i] == values).all())
-
-
 def repeats_in_blocks(values: np.ndarray, lengths: np.ndarray | None = None) -> bool:
     """Whether a value repeats; with block ``lengths`` all equal, within each block only.
 

@@ -305,7 +305,7 @@ class _BatchBlocks:
         mk = np.concatenate(self.marked) if self.judged else None
         up = np.concatenate(self.ups)
         return df, frames.Blocks(starts, starts + lengths, keys, mk,
-                                 frames.all_in_sorted(up, starts))
+                                 bool(np.isin(up, starts).all()))
 
 
 def _clean_fast_run(df: pl.DataFrame) -> tuple[pl.DataFrame, frames.Blocks | None] | None:
