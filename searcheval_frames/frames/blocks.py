@@ -10,10 +10,13 @@ from __future__ import annotations
 import functools
 import operator
 from concurrent.futures import ThreadPoolExecutor
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 
 import numpy as np
 import polars as pl
+
+#: The 64-bit hash of a document id kept in :attr:`Blocks.doc_hash`.
+DOC_HASH = pl.col("doc_id").hash(seed=3)
 
 
 def key_hash(df: pl.DataFrame, key: list[str]) -> pl.Series:
@@ -50,6 +53,10 @@ class Blocks:
     marked: np.ndarray | None = None
     #: whether scores never increase inside a block (None: not checked)
     sorted_scores: bool | None = None
+    #: :data:`DOC_HASH` of every row, when validation computed it (:func:`run_checks`):
+    #: the ranking finds the rows of judged documents by comparing 64-bit integers
+    #: (a collision only adds a row its join on the ids drops); None otherwise
+    doc_hash: pl.Series | None = None
 
     @property
     def lengths(self) -> np.ndarray:
@@ -135,7 +142,7 @@ def run_checks(
     exprs = [
         BAD_SCORE.any().alias("bad"),
         pl.col(inner).rle().struct.field("len").implode().alias("len"),
-        pl.col(doc).hash(seed=3).implode().alias("h"),
+        pl.col(doc).hash(seed=3).implode().alias("h"),  # (DOC_HASH when doc is "doc_id")
     ]
     if outer in df.columns:
         exprs.append((pl.col(outer) == pl.col(outer).first()).all().alias("const"))
@@ -147,8 +154,10 @@ def run_checks(
     blocks = None if bad else _blocks(df, (outer, inner), np.concatenate(
         ([0], np.cumsum(lengths)[:-1])), const)
     if not const:
-        h = key_hash(df, list(key))
-    elif blocks is None or not (blocks.lengths == blocks.lengths[0]).all():
+        return bad, blocks, key_hash(df, list(key))
+    if blocks is not None and doc == "doc_id":
+        blocks = replace(blocks, doc_hash=h)
+    if blocks is None or not (blocks.lengths == blocks.lengths[0]).all():
         h = df.select((pl.col(inner).hash(seed=2) ^ h).alias("_h")).to_series()
     return bad, blocks, h
 
