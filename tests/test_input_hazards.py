@@ -275,3 +275,28 @@ def test_pyarrow_duplicate_column_names(cols):
     table = pa.table([pa.array([values[c]]) for c in cols], names=cols)
     with pytest.raises(E.AmbiguousColumnError, match="duplicate column names"):
         sef.evaluate(table, {"1": {"d1": 1}}, "P@1")
+
+
+def test_padded_id_prefilter_holds_every_character_the_regex_calls_whitespace():
+    # the substring prefilter of padded_ids must not hide an id the regex would report
+    from searcheval_frames.frames.hazards import WHITESPACE
+    chars = pl.Series([chr(c) for c in range(0x110000) if not 0xD800 <= c <= 0xDFFF])
+    assert set(chars.filter(chars.str.contains(r"\s")).to_list()) <= set(WHITESPACE)
+
+
+@settings(max_examples=80, deadline=None)
+@given(st.lists(st.text(alphabet=st.sampled_from(["a", "1", " ", "\t", "\u00a0", "\u3000",
+                                                  "\u2007", "\x1c", "é", "\r"]),
+                        max_size=4), min_size=1, max_size=12),
+       st.sampled_from(["doc_id", "query_id"]))
+def test_padded_ids_reports_the_rows_the_regex_finds(ids, col):
+    from searcheval_frames.frames.hazards import PADDED, padded_ids
+    df = pl.DataFrame({col: ids})
+    expected = df.filter(pl.col(col).str.contains(PADDED))
+    if expected.height == 0:
+        padded_ids(df, [col], "run")
+        return
+    with pytest.raises(E.PaddedIdError) as exc:
+        padded_ids(df, [col], "run")
+    assert f"has {expected.height} id(s)" in str(exc.value)
+    assert E.format_rows(expected) in str(exc.value)

@@ -226,3 +226,17 @@ def test_a_duplicate_goes_straight_to_the_exact_reader(tmp_path, monkeypatch):
     path.write_text("1 Q0 a 1 3 t\n1 Q0 b 2 2 t\n1 Q0 a 3 1 t\n")
     with pytest.raises(FileFormatError, match="duplicate"):
         sef.read_run(path)
+
+
+@pytest.mark.parametrize("batch", [1, 2, 3, 4, 100])
+@pytest.mark.parametrize("where", [0, 1, 2, 3])
+def test_a_comment_line_with_six_fields_is_skipped_in_any_batch(tmp_path, monkeypatch, batch,
+                                                                 where):
+    # it passes every per-line check (the tag too): the blocks' query ids catch it
+    monkeypatch.setattr(trec_fast, "BATCH_ROWS", batch)
+    lines = ["1 Q0 a 1 3 A", "1 Q0 b 2 2 A", "2 Q0 a 1 3 A"]
+    lines.insert(where, "#c Q0 z 1 9 A")
+    path = tmp_path / "c.run"
+    path.write_text("\n".join(lines) + "\n")
+    df = sef.read_run(path)
+    assert df.select("query_id", "doc_id").rows() == [("1", "a"), ("1", "b"), ("2", "a")]

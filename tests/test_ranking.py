@@ -281,3 +281,52 @@ def test_ranked_rows_depth_cut_with_blocks_of_one_length(depth):
     run = run.filter(pl.len().over("run", "query_id") == per)  # (one length)
     assert run.height > 0
     assert ranking.ranked_rows(run, depth).equals(_ranked_by_sorting(run, depth))
+
+
+@settings(max_examples=40, deadline=None)
+@given(n_q=st.integers(1, 6), depth=st.integers(1, 6), same_docs=st.booleans(),
+       dup=st.one_of(st.none(), st.tuples(st.integers(0, 100), st.integers(0, 100))),
+       uneven=st.booleans())
+def test_run_checks_hash_finds_repeats_inside_a_query_only(n_q, depth, same_docs, dup, uneven):
+    """Blocks of one length hash the documents only; a document in several queries is not
+    a repeat, one listed twice in a query is (checked against the exact definition)."""
+    from searcheval_frames.frames import run_checks
+    q = np.repeat(np.arange(n_q), depth)
+    d = np.tile(np.arange(depth), n_q) if same_docs else np.arange(n_q * depth)
+    if uneven and q.size > 1:
+        q, d = q[1:], d[1:]
+    if dup is not None:
+        i, j = dup[0] % q.size, dup[1] % q.size
+        d = d.copy()
+        d[j] = d[i]
+    df = pl.DataFrame({"query_id": q, "doc_id": d}).select(
+        pl.lit("r").alias("run"), pl.all().cast(pl.String), score=pl.lit(1.0))
+    bad, blocks, h = run_checks(df)
+    assert not bad and blocks is not None
+    expected = df.select(pl.struct("query_id", "doc_id").is_duplicated().any()).item()
+    assert has_repeats(h, blocks) == expected
+
+
+@settings(max_examples=40, deadline=None)
+@given(n_q=st.integers(1, 5), depth=st.integers(8, 30), n_labels=st.integers(1, 4),
+       ties=st.booleans(), shuffle=st.booleans(), seed=st.integers(0, 10_000))
+def test_judged_rows_found_by_validation_hashes(n_q, depth, n_labels, ties, shuffle, seed):
+    """Few labels: the judged rows are found by the document hashes validation keeps in the
+    blocks (not by the id strings); the ranks are those the count strategy gives."""
+    from searcheval_frames.frames import run_frame_blocks
+    rng = np.random.default_rng(seed)
+    q = np.repeat(np.arange(n_q), depth).astype(str)
+    d = np.concatenate([rng.permutation(50)[:depth] for _ in range(n_q)]).astype(str)
+    score = (rng.integers(0, 3, q.size) if ties else rng.random(q.size)).astype(float)
+    run = pl.DataFrame({"query_id": q, "doc_id": d, "score": score})
+    if not shuffle:  # best first inside each query (the presorted path without a layout)
+        run = run.sort(["query_id", "score"], descending=[False, True], maintain_order=True)
+    run, blocks = run_frame_blocks(run)
+    assert blocks is not None and blocks.doc_hash is not None
+    qrels = run.sample(min(n_labels, run.height // 8), seed=seed).select(
+        "query_id", "doc_id", relevance=pl.lit(1, pl.Int64))
+    qrels = pl.concat([qrels, pl.DataFrame({"query_id": ["0"], "doc_id": ["x"],
+                                            "relevance": [1]})]).unique()
+    assume(qrels.height * 8 < run.height)  # (more labels: no pre-filter at all)
+    _same(ranking.rank_judged(run, qrels, blocks=blocks),
+          ranking.rank_judged(run, qrels, strategy="count"))

@@ -39,12 +39,14 @@ small and ``"sort"`` otherwise.
 from __future__ import annotations
 
 from collections.abc import Callable
+from dataclasses import replace
 from typing import Literal
 
 import numpy as np
 import polars as pl
 
 from ..frames import Blocks, query_blocks, score_increases
+from ..frames.blocks import DOC_HASH
 
 __all__ = ["RankedJudged", "rank_judged", "ranked_rows"]
 
@@ -266,6 +268,12 @@ def _rank_presorted(
         hits = ids[cand].with_columns(cand)
     elif qrels.height * 8 >= run.height:  # many labels: a pre-filter would cost more
         hits = ids.with_row_index("_p").with_columns(pl.col("_p").cast(pl.Int64))
+    elif blocks.doc_hash is not None:  # hashed by validation: integers, not strings
+        judged_hashes = qrels.select(DOC_HASH.unique().implode()).to_series()
+        cand = blocks.doc_hash.to_frame("_h").select(
+            pl.arg_where(pl.col("_h").is_in(judged_hashes)).cast(pl.Int64).alias("_p")
+        ).to_series()
+        hits = ids[cand].with_columns(cand)
     else:  # cheap single-column pre-filter before the two-key join
         judged_docs = qrels.get_column("doc_id").unique().implode()
         cand = run.select(
@@ -383,8 +391,8 @@ def rank_judged(
             if perm is not None:
                 # blocks of similar lengths, scores out of order: rank as if laid out by
                 # (block, score), sorting each block's scores only (no sort by the ids)
-                found = _rank_presorted(run, qrels, compat, Blocks(
-                    blocks.starts, blocks.ends, blocks.keys, blocks.marked, True), perm=perm)
+                found = _rank_presorted(run, qrels, compat,
+                                        replace(blocks, sorted_scores=True), perm=perm)
         if found is None and strategy == "auto" and qrels.height * 8 >= run.height:
             # many labels (every row judged, say): sorting each query's rows by score
             # and ranking the sorted copy beats counting or sorting by four keys

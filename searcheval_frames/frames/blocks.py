@@ -10,10 +10,13 @@ from __future__ import annotations
 import functools
 import operator
 from concurrent.futures import ThreadPoolExecutor
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 
 import numpy as np
 import polars as pl
+
+#: The 64-bit hash of a document id kept in :attr:`Blocks.doc_hash`.
+DOC_HASH = pl.col("doc_id").hash(seed=3)
 
 
 def key_hash(df: pl.DataFrame, key: list[str]) -> pl.Series:
@@ -50,6 +53,10 @@ class Blocks:
     marked: np.ndarray | None = None
     #: whether scores never increase inside a block (None: not checked)
     sorted_scores: bool | None = None
+    #: :data:`DOC_HASH` of every row, when validation computed it (:func:`run_checks`):
+    #: the ranking finds the rows of judged documents by comparing 64-bit integers
+    #: (a collision only adds a row its join on the ids drops); None otherwise
+    doc_hash: pl.Series | None = None
 
     @property
     def lengths(self) -> np.ndarray:
@@ -117,7 +124,10 @@ def run_checks(
 
     ``bad_score``: a score is missing, NaN or infinite; ``blocks``: as
     :func:`query_blocks` for ``key[:2]``; ``key_hash``: as :func:`key_hash` of the
-    three key columns, except that a constant ``key[0]`` (one run) is left out of it.
+    three key columns, except that a constant ``key[0]`` (one run) is left out of it,
+    and so is ``key[1]`` when the blocks are all of one length: then
+    :func:`has_repeats` with these blocks looks for a repeat inside each block only,
+    where the query is one (hashing the query ids too was a third of this pass).
     The expressions run in parallel in one ``select`` instead of four passes.
 
     Examples
@@ -132,18 +142,24 @@ def run_checks(
     exprs = [
         BAD_SCORE.any().alias("bad"),
         pl.col(inner).rle().struct.field("len").implode().alias("len"),
-        (pl.col(inner).hash(seed=2) ^ pl.col(doc).hash(seed=3)).implode().alias("h"),
+        pl.col(doc).hash(seed=3).implode().alias("h"),  # (DOC_HASH when doc is "doc_id")
     ]
     if outer in df.columns:
         exprs.append((pl.col(outer) == pl.col(outer).first()).all().alias("const"))
     row = df.select(exprs)
     const = outer not in df.columns or bool(row.get_column("const")[0])
-    h = row.get_column("h")[0].alias("_h") if const else key_hash(df, list(key))
-    if bool(row.get_column("bad")[0]) or df.height == 0:
-        return True, None, h
+    h = row.get_column("h")[0].alias("_h")
     lengths = row.get_column("len")[0].to_numpy().astype(np.int64)
-    starts = np.concatenate(([0], np.cumsum(lengths)[:-1]))
-    return False, _blocks(df, (outer, inner), starts, const), h
+    bad = bool(row.get_column("bad")[0]) or df.height == 0
+    blocks = None if bad else _blocks(df, (outer, inner), np.concatenate(
+        ([0], np.cumsum(lengths)[:-1])), const)
+    if not const:
+        return bad, blocks, key_hash(df, list(key))
+    if blocks is not None and doc == "doc_id":
+        blocks = replace(blocks, doc_hash=h)
+    if blocks is None or not (blocks.lengths == blocks.lengths[0]).all():
+        h = df.select((pl.col(inner).hash(seed=2) ^ h).alias("_h")).to_series()
+    return bad, blocks, h
 
 
 def score_increases(score: pl.Series, prev: float | None = None) -> np.ndarray:
@@ -188,11 +204,12 @@ def has_repeats(values: pl.Series, blocks: Blocks | None = None) -> bool:
     With ``blocks`` (a value can only repeat inside a block, e.g. hashes of
     (query, doc) keys), the two halves split at a block boundary are checked in
     two threads (numpy releases the GIL while it sorts), block by block when the
-    blocks are all of one length.
+    blocks are all of one length (then a value may also repeat across blocks, as the
+    document hashes of :func:`run_checks` do: only a repeat inside a block counts).
     """
     arr = values.to_numpy()
     if blocks is None or arr.size < 1_000_000 or blocks.starts.size < 2:
-        return repeats_in_blocks(arr)
+        return repeats_in_blocks(arr, None if blocks is None else blocks.lengths)
     k = min(int(np.searchsorted(blocks.starts, arr.size // 2)), blocks.starts.size - 1)
     mid = int(blocks.starts[k])
     lengths = blocks.lengths

@@ -14,6 +14,7 @@ a frame derived from it (filtered, sliced, renamed) is a new object, checked ane
 from __future__ import annotations
 
 import weakref
+from dataclasses import replace
 from typing import Any
 
 import polars as pl
@@ -51,6 +52,8 @@ def mark_checked(df: Any, blocks: Blocks | None = None) -> Any:
         *_CANONICAL, "rank"
     } or ("rank" in schema and schema["rank"] != pl.Int64):
         return df
+    if blocks is not None and blocks.doc_hash is not None:  # (8 bytes a row: not kept)
+        blocks = replace(blocks, doc_hash=None)
     key = id(df)
     _CHECKED[key] = (weakref.ref(df), blocks)
     weakref.finalize(df, _forget, key)

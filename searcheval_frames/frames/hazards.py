@@ -56,6 +56,12 @@ FLOAT_EXACT = 2**53
 #: An id with whitespace at either end.
 PADDED = r"^\s|\s$"
 
+#: Every character ``\s`` matches in polars' regex (Unicode White_Space): an id holding
+#: none of them anywhere cannot be padded (one substring search, no regex per row).
+WHITESPACE = ["\t", "\n", "\x0b", "\x0c", "\r", " ", "\x85", "\xa0", "\u1680",
+              *(chr(c) for c in range(0x2000, 0x200B)), "\u2028", "\u2029", "\u202f",
+              "\u205f", "\u3000"]
+
 
 def pandas_frame(df: Any, arg: str) -> Any:
     """Refuse duplicate column names and an index name that is also a differing column."""
@@ -136,7 +142,10 @@ def padded_ids(df: pl.DataFrame, cols: Sequence[str], arg: str,
     for c in cols:
         if df.schema[c] != pl.String:
             continue
-        bad = df.filter(pl.col(c).str.contains(PADDED))
+        # ids with whitespace anywhere (aho-corasick, about twice as fast as the regex),
+        # then the regex on those only: the same rows, in the same order
+        bad = df.filter(pl.col(c).str.contains_any(WHITESPACE)).filter(
+            pl.col(c).str.contains(PADDED))
         if bad.height:
             name = (user or {}).get(c, c)
             raise PaddedIdError(

@@ -136,12 +136,12 @@ def _checked(
     lf: pl.LazyFrame, cols: list[str], tag0: str, plain: bool, judged: pl.Series | None
 ) -> pl.LazyFrame:
     """The parsed columns with the per-line checks, computed while parsing: ``_ok`` (tag,
-    no comment, finite score; no whitespace in an id unless ``plain``), ``_ws`` (an id holds
+    no seventh field, finite score; no whitespace in an id unless ``plain``), ``_ws`` (an id holds
     whitespace), ``_h`` (hash of the (query, doc) pair) and ``_m`` (the pair may be judged).
     """
-    ok = ((pl.col("tag") == tag0) & ~pl.col("query_id").str.starts_with("#")
-          & pl.col("_extra").is_null()
-          & pl.col("score").is_finite())
+    # (a comment line's query id starts with "#": it is one of the blocks' query ids,
+    # which :meth:`_BatchBlocks.finish` tests, not every line)
+    ok = (pl.col("tag") == tag0) & pl.col("_extra").is_null() & pl.col("score").is_finite()
     check = [ok.fill_null(False).alias("_ok")]
     if not plain:  # ids with other whitespace: the exact reader splits them
         check = [(ok & ~_SPACE_IN_IDS).fill_null(False).alias("_ok"),
@@ -152,7 +152,9 @@ def _checked(
     return out
 
 
-BATCH_ROWS = 1 << 20
+#: Lines per batch: batches of 1M lines held 30-60 MB more at the peak (7M lines) for the
+#: same CPU seconds; smaller ones overlap the checks with the parse as well.
+BATCH_ROWS = 1 << 18
 #: Whitespace inside a query or document id: the line has other separators than single
 #: spaces (the exact reader splits it differently).
 _SPACE_IN_IDS = pl.any_horizontal(pl.col(c).str.contains(r"\s") for c in ("query_id", "iter",
@@ -188,33 +190,25 @@ def _stream_checked_run(
 ) -> tuple[pl.DataFrame, frames.Blocks | None] | None:
     """Read a one-tag run in batches, checking each while polars parses the next.
 
-    Per batch: the line check (``_ok``), the query blocks (run-length encoding of
-    the query ids, merged across batch edges), the duplicate check (hashes of
-    (query, doc) sorted block-aligned segment by segment: a document can only
-    repeat inside its query's block) and, when ``lf`` has the ``_m`` column (see
-    :func:`_checked`), the rows whose pair may be judged: their 64-bit pair hash is
-    one of the judged pairs' hashes (the caller joins on the ids, so a collision only
-    adds a row it drops). None when a line has another tag (the caller reads the tags);
-    raises :class:`_NotClean` for a comment, a bad score, a missing field or a hash
-    that repeats (the exact reader then reports the lines). When a query's lines
-    turn out not to be together, the duplicate check is redone over the whole frame.
+    Per batch: the line check (``_ok``), then :meth:`_BatchBlocks.add`: the query
+    blocks (run-length encoding of the query ids, merged across batch edges), the
+    duplicate check (hashes of (query, doc) sorted block-aligned segment by segment:
+    a document can only repeat inside its query's block) and, when ``lf`` has the
+    ``_m`` column (see :func:`_checked`), the rows whose pair may be judged: their
+    64-bit pair hash is one of the judged pairs' hashes (the caller joins on the ids,
+    so a collision only adds a row it drops). None when a line has another tag (the
+    caller reads the tags); raises :class:`_NotClean` for a comment, a bad score, a
+    missing field or a hash that repeats (the exact reader then reports the lines).
+    When a query's lines turn out not to be together, the duplicate check is redone
+    over the whole frame.
     """
-    parts: list[pl.DataFrame] = []
-    lens: list[np.ndarray] = []
-    vals: list[pl.Series] = []
-    marked: list[np.ndarray] = []
-    ups: list[np.ndarray] = []
-    carry = np.zeros(0, np.uint64)
-    offset = 0
-    last_score = None
-    judged = "_m" in lf.collect_schema()
+    state = _BatchBlocks("_m" in lf.collect_schema())
     try:  # (collect_batches is recent in polars and marked unstable)
         batches = lf.collect_batches(chunk_size=BATCH_ROWS, maintain_order=True)
     except TypeError:
         return None
     for b in batches:
-        n = b.height
-        if n == 0:
+        if b.height == 0:
             continue
         if not b.get_column("_ok").all() or any(b.get_column(c).null_count() for c in cols):
             bad = b.filter(~pl.col("_ok"))
@@ -227,29 +221,54 @@ def _stream_checked_run(
                 # spaces between fields: the exact reader
                 raise _NotClean
             return None  # another run tag: read the tags
+        state.add(b)
+    return state.finish(tag0) if state.parts else None
+
+
+class _BatchBlocks:
+    """What :func:`_stream_checked_run` keeps between batches: the frame's parts, its
+    query blocks so far (``lens``, ``vals``), the rows of the last, unfinished block
+    (their hashes in ``carry``), the marked rows and the rows whose score goes up."""
+
+    def __init__(self, judged: bool) -> None:
+        self.judged = judged
+        self.parts: list[pl.DataFrame] = []
+        self.lens: list[np.ndarray] = []
+        self.vals: list[pl.Series] = []
+        self.marked: list[np.ndarray] = []
+        self.ups: list[np.ndarray] = []
+        self.carry = np.zeros(0, np.uint64)
+        self.offset = 0
+        self.last_score: float | None = None
+
+    def add(self, b: pl.DataFrame) -> None:
+        """Take one checked batch; raise :class:`_NotClean` when a hash repeats in a block."""
+        n, offset = b.height, self.offset
         h = b.get_column("_h").to_numpy()
-        if judged:
-            marked.append(b.get_column("_m").arg_true().to_numpy().astype(np.int64) + offset)
+        if self.judged:
+            self.marked.append(b.get_column("_m").arg_true().to_numpy().astype(np.int64)
+                               + offset)
         b = b.drop("_ok", "_ws", "_h", "_m", strict=False)
         runs = b.select(pl.col("query_id").rle()).to_series()
         bl = runs.struct.field("len").to_numpy().astype(np.int64)
         bv = runs.struct.field("value")
         score = b.get_column("score")
-        ups.append(frames.score_increases(score, last_score) + offset)
-        last_score = score[-1]
+        self.ups.append(frames.score_increases(score, self.last_score) + offset)
+        self.last_score = score[-1]
         last_start = n - int(bl[-1])
         inner = bl[:-1]  # lengths of the batch's blocks before its last one
-        cont = bool(vals) and vals[-1][-1] == bv[0]
+        cont = bool(self.vals) and self.vals[-1][-1] == bv[0]
         if cont:  # the batch goes on with the previous batch's last query
-            lens[-1][-1] += bl[0]
+            self.lens[-1][-1] += bl[0]
             bl, bv = bl[1:], bv[1:]
+        carry = self.carry
         if last_start == 0:  # one query only in this batch
             if cont:
-                carry = np.concatenate((carry, h))
+                self.carry = np.concatenate((carry, h))
             else:
                 if frames.repeats_in_blocks(carry):
                     raise _NotClean
-                carry = h
+                self.carry = h
         else:
             if cont:  # the carried rows and this batch's first block are one block
                 seg = np.concatenate((carry, h[:last_start]))
@@ -260,31 +279,33 @@ def _stream_checked_run(
                 seg, seg_lens = h[:last_start], inner
             if frames.repeats_in_blocks(seg, seg_lens):
                 raise _NotClean
-            carry = h[last_start:]
+            self.carry = h[last_start:]
         if bl.size:
-            lens.append(bl.copy())
-            vals.append(bv)
-        parts.append(b)
-        offset += n
-    if not parts:
-        return None
-    if frames.repeats_in_blocks(carry):
-        raise _NotClean
-    df = pl.concat(parts, how="vertical", rechunk=False).with_columns(
-        pl.lit(tag0, pl.String).alias("tag"))
-    lengths = np.concatenate(lens)
-    starts = np.concatenate(([0], np.cumsum(lengths)[:-1]))
-    keys = pl.DataFrame({"tag": pl.Series([tag0] * lengths.size, dtype=pl.String),
-                         "query_id": pl.concat(vals)})
-    if keys.get_column("query_id").is_duplicated().any():
-        # a query's lines are not together: blocks do not hold, check the whole frame
-        if frames.has_repeats(frames.key_hash(df, ["query_id", "doc_id"])):
-            raise _NotClean
-        return df, None
-    mk = np.concatenate(marked) if judged else None
-    up = np.concatenate(ups)
-    return df, frames.Blocks(starts, starts + lengths, keys, mk,
-                             bool(np.isin(up, starts).all()))
+            self.lens.append(bl.copy())
+            self.vals.append(bv)
+        self.parts.append(b)
+        self.offset = offset + n
+
+    def finish(self, tag0: str) -> tuple[pl.DataFrame, frames.Blocks | None]:
+        """The run frame and its blocks (None when a query's lines are not together)."""
+        vals = pl.concat(self.vals)
+        if frames.repeats_in_blocks(self.carry) or vals.str.starts_with("#").any():
+            raise _NotClean  # (a repeat, or a comment line)
+        df = pl.concat(self.parts, how="vertical", rechunk=False).with_columns(
+            pl.lit(tag0, pl.String).alias("tag"))
+        lengths = np.concatenate(self.lens)
+        starts = np.concatenate(([0], np.cumsum(lengths)[:-1]))
+        keys = pl.DataFrame({"tag": pl.Series([tag0] * lengths.size, dtype=pl.String),
+                             "query_id": vals})
+        if keys.get_column("query_id").is_duplicated().any():
+            # a query's lines are not together: blocks do not hold, check the whole frame
+            if frames.has_repeats(frames.key_hash(df, ["query_id", "doc_id"])):
+                raise _NotClean
+            return df, None
+        mk = np.concatenate(self.marked) if self.judged else None
+        up = np.concatenate(self.ups)
+        return df, frames.Blocks(starts, starts + lengths, keys, mk,
+                                 bool(np.isin(up, starts).all()))
 
 
 def _clean_fast_run(df: pl.DataFrame) -> tuple[pl.DataFrame, frames.Blocks | None] | None:
