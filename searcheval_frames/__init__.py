@@ -100,6 +100,7 @@ _LAZY: dict[str, str] = {
     "dask": "scale",
     # your own measures, slices of the queries, chunk-level runs (issue 24)
     "measure": "measures.custom",
+    "true_divide": "_exact",
     "unregister_measure": "measures.custom",
     "collapse": "frames.collapse",
     "slice_forest": "figures.slices",

@@ -6,26 +6,15 @@ of ``P@k``, or a column broadcast from one row) by multiplying with the reciproc
 0.6000000000000001 where trec_eval, pytrec_eval and Python give ``3 / 5 = 0.6``. A
 value would then differ from the reference in its last bit and, printed with
 ``%.4f``, could round the other way at a tie. Every division by a constant in the
-measures and every normalisation in fusion goes through :func:`true_divide`.
+measures and every normalisation in fusion goes through :func:`true_divide`
+(``sef.true_divide`` for custom measures).
 """
 
 from __future__ import annotations
 
-from collections.abc import Sequence
-
-import numpy as np
 import polars as pl
 
 __all__ = ["true_divide"]
-
-
-def _divide(pair: Sequence[pl.Series]) -> pl.Series:
-    num, den = pair
-    with np.errstate(divide="ignore", invalid="ignore"):
-        out = pl.Series(num.name, np.true_divide(num.to_numpy(), den.to_numpy()),
-                        dtype=pl.Float64)
-    nulls = np.logical_or(num.is_null().to_numpy(), den.is_null().to_numpy())
-    return out.set(pl.Series(nulls), None) if nulls.any() else out
 
 
 def true_divide(num: pl.Expr, den: pl.Expr | float) -> pl.Expr:
@@ -34,8 +23,10 @@ def true_divide(num: pl.Expr, den: pl.Expr | float) -> pl.Expr:
     Parameters
     ----------
     num, den
-        Expressions (``den`` may be a number: a literal broadcast to every row). A null
-        operand gives null; ``x / 0`` gives ±inf or NaN as IEEE division does.
+        Expressions (``den`` may be a number). Usable wherever an expression is: a
+        select, a ``group_by().agg`` (a custom measure), a lazy plan. A null operand
+        gives null; ``x / 0`` gives ±inf or NaN as IEEE division does; ``num`` must be
+        finite (an infinite numerator gives NaN).
 
     Returns
     -------
@@ -56,6 +47,8 @@ def true_divide(num: pl.Expr, den: pl.Expr | float) -> pl.Expr:
     >>> df.select(true_divide(pl.col("hits"), 5))["hits"].to_list()
     [0.6, 0.2, 1.4]
     """
-    d = den if isinstance(den, pl.Expr) else pl.lit(float(den))
-    return pl.map_batches([num.cast(pl.Float64), d.cast(pl.Float64)], _divide,
-                          return_dtype=pl.Float64)
+    n = num.cast(pl.Float64)
+    d = den.cast(pl.Float64) if isinstance(den, pl.Expr) else pl.lit(float(den))
+    # ``n * 0 + d`` is the divisor as a column as long as the numerator (in a select, a
+    # group's aggregate, a lazy plan alike), so polars divides element by element
+    return n / (n * 0.0 + d)

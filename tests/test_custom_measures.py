@@ -31,7 +31,8 @@ QRELS = str(EXAMPLE / "qrels.txt")
 
 @sef.measure("CustP", cutoff=True, formula="|rel ∩ top-k| / k")
 def cust_p(rows):
-    return rows.relevant.filter(rows.rank <= rows.k).sum() / rows.k
+    # true_divide: the built-in P@k's quotient to the last bit (polars' `/ k` is `* (1/k)`)
+    return sef.true_divide(rows.relevant.filter(rows.rank <= rows.k).sum(), rows.k)
 
 
 @sef.measure("CustPpy", cutoff=True, python=True)
@@ -160,6 +161,23 @@ def test_compare_equals_builtin():
                                b.select(num).to_numpy().astype(float), atol=1e-12)
 
 
+def test_leaderboard_equals_builtin():
+    """The same seed, the same scores: the custom P@10's leaderboard is the built-in's."""
+    a, b = (quiet(sef.leaderboard, runs=RUNS, qrels=QRELS, measure=m, seed=3,
+                  n_resamples=2_000, progress=False) for m in ("CustP@10", "P@10"))
+    fa, fb = a.frame, b.frame
+    assert fa.height == 4 and fa["run"].to_list() == fb["run"].to_list()
+    # p_best's query bootstrap draws from a stream keyed by the measure's name (as
+    # compare's bootstrap does), so it differs within Monte Carlo error only
+    num = [c for c, t in fa.schema.items() if t.is_numeric() and c != "p_best"]
+    assert {"mean", "rank", "rank_low", "rank_high"} <= set(num)
+    np.testing.assert_allclose(fa["p_best"].to_numpy(), fb["p_best"].to_numpy(), atol=0.02)
+    np.testing.assert_allclose(fa.select(num).to_numpy().astype(float),
+                               fb.select(num).to_numpy().astype(float), atol=1e-12)
+    assert fa["group"].to_list() == fb["group"].to_list()
+    np.testing.assert_allclose(a.pairs["p_value"].to_numpy(), b.pairs["p_value"].to_numpy())
+
+
 def test_report_equals_builtin():
     a, b = (quiet(sef.report, RUNS[:2], QRELS, baseline="bm25", measures=["P@5", m], figures=False,
                   ci_method="t") for m in ("CustP@10", "P@10"))
@@ -192,7 +210,7 @@ def test_cli_entry_point_group(monkeypatch, capsys):
         def load(self):
             @sef.measure("EntryP", cutoff=True)
             def entry_p(rows):
-                return rows.relevant.filter(rows.rank <= rows.k).sum() / rows.k
+                return sef.true_divide(rows.relevant.filter(rows.rank <= rows.k).sum(), rows.k)
 
             loaded.append(self.name)
             return entry_p
@@ -215,7 +233,7 @@ def test_cli_plugin(tmp_path):
 
         @sef.measure("PlugP", cutoff=True)
         def plug_p(rows):
-            return rows.relevant.filter(rows.rank <= rows.k).sum() / rows.k
+            return sef.true_divide(rows.relevant.filter(rows.rank <= rows.k).sum(), rows.k)
     """))
     res = subprocess.run([sys.executable, "-m", "searcheval_frames", "--plugin", str(plugin),
                           QRELS, *RUNS, "-m", "PlugP@5", "-m", "P@5", "-f", "csv"],

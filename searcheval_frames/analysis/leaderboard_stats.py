@@ -168,8 +168,20 @@ def range_null(X: np.ndarray, n_resamples: int, rng: np.random.Generator, *,
     return _numpy_ranges(R, n_resamples, rng, tick)
 
 
-def randomized_margin(ranges: np.ndarray, alpha: float) -> float:
-    """The margin ``M`` with ``p = (#{range* >= |d|} + 1)/(B + 1) <= alpha  <=>  |d| > M``.
+def range_tolerance(X: np.ndarray) -> float:
+    """How far two ranges may differ and still be one value: ``1e-12 · max(1, max|X|)``.
+
+    A shuffled range and an observed difference are sums of the same scores in other
+    orders; with discrete measures (P@10 in tenths) they are often the same number up
+    to float noise, and the noise must not decide whether a shuffle counts (scipy's
+    ``permutation_test`` compares with a relative tolerance for the same reason).
+    """
+    return 1e-12 * max(1.0, float(np.abs(X).max())) if X.size else 0.0
+
+
+def randomized_margin(ranges: np.ndarray, alpha: float, tol: float = 0.0) -> float:
+    """The margin ``M`` with ``p = (#{range* >= |d| - tol} + 1)/(B + 1) <= alpha  <=>
+    |d| > M`` (so an interval ``d ± M`` excludes 0 exactly when ``p <= alpha``).
 
     >>> randomized_margin(np.arange(1.0, 20.0), 0.1)
     18.0
@@ -179,13 +191,13 @@ def randomized_margin(ranges: np.ndarray, alpha: float) -> float:
     allowed = math.floor(alpha * (b + 1) - 1 + 1e-9)  # hits allowed for p <= alpha
     if allowed < 0:
         return math.inf
-    return float(r[b - allowed - 1]) if allowed < b else -math.inf
+    return float(r[b - allowed - 1]) + tol if allowed < b else -math.inf
 
 
-def randomized_p(ranges: np.ndarray, absdiff: np.ndarray) -> np.ndarray:
-    """``(#{range* >= |d|} + 1) / (B + 1)`` for every entry of ``absdiff``."""
+def randomized_p(ranges: np.ndarray, absdiff: np.ndarray, tol: float = 0.0) -> np.ndarray:
+    """``(#{range* >= |d| - tol} + 1) / (B + 1)`` for every entry of ``absdiff``."""
     r = np.sort(ranges)
-    hits = r.size - np.searchsorted(r, absdiff, side="left")
+    hits = r.size - np.searchsorted(r, np.asarray(absdiff) - tol, side="left")
     return (hits + 1.0) / (r.size + 1.0)
 
 
@@ -282,8 +294,9 @@ def pairwise_family(X: np.ndarray, test: str, *, alpha: float, ci: float, n_resa
     elif test == "randomized_tukey_hsd":
         with _st.progress(n_resamples, desc="randomised Tukey HSD", enabled=progress):
             ranges = range_null(X, n_resamples, rng, tick=_st.tick)
-        p = randomized_p(ranges, np.abs(delta))
-        half = np.full(iu.size, randomized_margin(ranges, 1.0 - ci))
+        tol = range_tolerance(X)
+        p = randomized_p(ranges, np.abs(delta), tol)
+        half = np.full(iu.size, randomized_margin(ranges, 1.0 - ci, tol))
     else:
         stats = require("scipy.stats", "sef.leaderboard")
 

@@ -196,7 +196,10 @@ def measure(
 
     Notes
     -----
-    Re-running the decorator with the same name (a notebook cell run twice) replaces
+    Dividing by a constant: polars computes ``expr / k`` as ``expr * (1/k)``, which can
+    be an ulp off the quotient trec_eval prints (``3 * (1/5)`` is 0.6000000000000001).
+    Write ``sef.true_divide(expr, rows.k)`` for the exact quotient, as the built-in
+    measures do. Re-running the decorator with the same name (a notebook cell run twice) replaces
     the earlier custom definition. For Spark the definition travels to the workers
     with cloudpickle; a function that closes over large objects ships them too.
 
