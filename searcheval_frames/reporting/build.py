@@ -345,7 +345,8 @@ def build(runs: Any, qrels: Any, **options: Any) -> ReportData:
 
     t = time.perf_counter()
     notes += [n for n in [tie_note(run_df, qrels_df, focus, [base, run],
-                                   relevance_level=o["relevance_level"])] if n]
+                                   relevance_level=o["relevance_level"],
+                                   per_query=per_query)] if n]
     times["ties"] = time.perf_counter() - t
     t = time.perf_counter()
     check_lines = banner(run_df, qrels_df, measures, o["relevance_level"])
