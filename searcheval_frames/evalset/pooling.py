@@ -33,6 +33,7 @@ from ..options import (
     check_int,
     check_optional_int,
 )
+from ._topk import blocks_of, judged_in_top
 
 __all__ = ["coverage", "holes", "metric_bounds", "pool"]
 
@@ -275,21 +276,20 @@ def coverage(
     depth = _check_depth(depth, func="coverage")
     check_bool("coverage", "per_query", per_query)
     kind = input_kind(runs)
-    top, _ = _top_with_judged(runs, qrels, depth, columns, qrels_columns)
-    per_q = (
-        top.group_by(["run", "query_id"])
-        .agg(
+    run = run_frame(runs, columns=columns, arg="runs")
+    q = _judged_keys(qrels, qrels_columns, columns)
+    blocks = blocks_of(run)
+    per_q = (  # a query's rows together: each top-depth found without ranking the run
+        judged_in_top(run, q, depth, blocks) if blocks is not None else
+        _with_judged(ranked(run, depth), q).group_by(["run", "query_id"]).agg(
             pl.len().cast(pl.Int64).alias("retrieved"),
-            pl.col("judged").sum().cast(pl.Int64).alias("judged"),
-        )
-        .with_columns(
-            pl.lit(depth, dtype=pl.Int64).alias("depth"),
-            (pl.col("retrieved") - pl.col("judged")).alias("holes"),
-            (pl.col("judged") / depth).alias("judged_at_k"),
-        )
-        .select("run", "query_id", "depth", "retrieved", "judged", "holes", "judged_at_k")
-        .sort(["run", "query_id"])
-    )
+            pl.col("judged").sum().cast(pl.Int64).alias("judged"))
+    ).with_columns(
+        pl.lit(depth, dtype=pl.Int64).alias("depth"),
+        (pl.col("retrieved") - pl.col("judged")).alias("holes"),
+        (pl.col("judged") / depth).alias("judged_at_k"),
+    ).select("run", "query_id", "depth", "retrieved", "judged", "holes", "judged_at_k"
+             ).sort(["run", "query_id"])
     if per_query:
         return to_native(per_q, kind)
     out = (

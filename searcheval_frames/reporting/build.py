@@ -26,7 +26,7 @@ from ..analysis.querydiff import diff_frame
 from ..core.evaluate import evaluate
 from ..core.results import summarize
 from ..errors import InsufficientDataError, InvalidOptionError, SearchEvalError
-from ..frames import input_kind, mark_checked
+from ..frames import input_kind, mark_checked, query_blocks
 from ..frames.display import run_display_names
 from ..options import (
     check_bool,
@@ -194,7 +194,9 @@ def build(runs: Any, qrels: Any, **options: Any) -> ReportData:
     kind = input_kind(runs)
     # validated by runs_pl (run_frame): evaluate, coverage, the bounds and the check
     # banner then do not validate its 14M rows again, each on its own
-    run_df = mark_checked(runs_pl(runs, columns=o["columns"]))
+    run_df = runs_pl(runs, columns=o["columns"])
+    # with its (run, query) blocks, found once: evaluate, coverage and the check use them
+    run_df = mark_checked(run_df, query_blocks(run_df))
     qrels_df = qrels_pl(qrels, columns=o["columns"])
     queries = queries_table(o["queries"])
     docs = docs_table(o["docs"], o["columns"])

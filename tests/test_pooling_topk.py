@@ -1,0 +1,75 @@
+"""The top-k rows of each query without ranking the run (evalset/_topk.py), against the
+ranking itself: coverage and the report's check banner must not change (issue #25)."""
+
+from __future__ import annotations
+
+import numpy as np
+import polars as pl
+import pytest
+from polars.testing import assert_frame_equal
+
+import searcheval_frames as sef
+from searcheval_frames.core.ranking import ranked_rows
+from searcheval_frames.evalset._topk import judged_in_top, top_mask
+from searcheval_frames.frames import mark_checked, query_blocks, run_frame
+
+
+def _run(rng: np.random.Generator, equal: bool, ties: bool) -> pl.DataFrame:
+    rows = []
+    for r in ("a", "b", "c"):
+        for q in range(int(rng.integers(1, 6))):
+            n = 12 if equal else int(rng.integers(1, 25))
+            for d in rng.choice(40, size=n, replace=False):
+                doc = f"d{d}" if rng.random() < 0.8 else f"D{d:03d}"  # byte order matters
+                score = float(rng.integers(0, 4)) if ties else float(rng.normal())
+                rows.append((r, f"q{q}", doc, score))
+    return pl.DataFrame(rows, schema=["run", "query_id", "doc_id", "score"], orient="row")
+
+
+@pytest.mark.parametrize("equal", [True, False])
+@pytest.mark.parametrize("ties", [True, False])
+def test_top_mask_is_the_rank_cut(equal, ties):
+    rng = np.random.default_rng(11)
+    for _ in range(40):
+        run = _run(rng, equal, ties)
+        for depth in (1, 2, 5, 12, 30):
+            want = ranked_rows(run, depth).select("run", "query_id", "doc_id").sort(
+                "run", "query_id", "doc_id")
+            got = run.filter(pl.Series(top_mask(run, query_blocks(run), depth))).select(
+                "run", "query_id", "doc_id").sort("run", "query_id", "doc_id")
+            assert_frame_equal(got, want)
+
+
+def test_coverage_is_counted_on_the_ranked_top_k():
+    rng = np.random.default_rng(12)
+    for i in range(30):
+        run = _run(rng, i % 2 == 0, i % 3 != 0)
+        qrels = pl.DataFrame([(f"q{q}", f"d{d}", int(rng.integers(-1, 3)))
+                              for q in range(7) for d in range(0, 40, 3)],
+                             schema=["query_id", "doc_id", "relevance"], orient="row")
+        for depth in (1, 5, 20):
+            top = ranked_rows(run, depth).join(
+                qrels.select("query_id", "doc_id", pl.lit(1).alias("j")),
+                on=["query_id", "doc_id"], how="left")
+            want = top.group_by("run", "query_id").agg(
+                pl.len().cast(pl.Int64).alias("retrieved"),
+                pl.col("j").sum().cast(pl.Int64).alias("judged")).sort("run", "query_id")
+            got = judged_in_top(run, qrels, depth, query_blocks(run)).sort("run", "query_id")
+            assert_frame_equal(got, want)
+            cov = sef.coverage(run.sample(fraction=1.0, shuffle=True, seed=i), qrels,
+                               depth=depth, per_query=True)  # (a query split: the ranking)
+            assert_frame_equal(sef.coverage(run, qrels, depth=depth, per_query=True), cov)
+
+
+def test_check_of_a_validated_run_finds_what_it_finds_unvalidated():
+    rng = np.random.default_rng(13)
+    measures = ["P@5", "P@10", "nDCG@10", "AP", "RR@3"]
+    for i in range(40):
+        run = run_frame(_run(rng, i % 2 == 0, i % 3 != 0))
+        qrels = pl.DataFrame([(f"q{q}", f"d{d}", int(rng.integers(0, 3)))
+                              for q in range(7) for d in range(0, 40, 3)],
+                             schema=["query_id", "doc_id", "relevance"], orient="row")
+        want = sef.check(run.clone(), qrels, measures=measures).to_polars()
+        validated = mark_checked(run.clone(), query_blocks(run))
+        assert_frame_equal(sef.check(validated, qrels, measures=measures).to_polars(), want)
+        assert want.height  # (ties at the cutoffs, queries without labels: found)
