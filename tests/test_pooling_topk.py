@@ -3,6 +3,8 @@ ranking itself: coverage and the report's check banner must not change (issue #2
 
 from __future__ import annotations
 
+import warnings
+
 import numpy as np
 import polars as pl
 import pytest
@@ -73,3 +75,61 @@ def test_check_of_a_validated_run_finds_what_it_finds_unvalidated():
         validated = mark_checked(run.clone(), query_blocks(run))
         assert_frame_equal(sef.check(validated, qrels, measures=measures).to_polars(), want)
         assert want.height  # (ties at the cutoffs, queries without labels: found)
+
+
+@pytest.mark.parametrize("family", sorted(__import__(
+    "searcheval_frames.evalset._topk", fromlist=["TOP_ONLY"]).TOP_ONLY))
+def test_top_only_families_read_the_top_k_only(family):
+    """metric_bounds evaluates these on the run cut at their cutoff: the same numbers."""
+    from searcheval_frames.evalset._topk import top_only
+    from searcheval_frames.measures import parse_measure
+
+    rng = np.random.default_rng(14)
+    names = {"nDCG": ["nDCG@{k}", "nDCG(gain=exp)@{k}"], "P": ["P@{k}", "P(rel=2)@{k}"]}.get(
+        family, [f"{family}@{{k}}"])
+    for _ in range(15):
+        run = _run(rng, False, True)
+        qrels = pl.DataFrame([(f"q{q}", f"d{d}", int(rng.integers(-1, 4)))
+                              for q in range(7) for d in range(0, 40, 2)],
+                             schema=["query_id", "doc_id", "relevance"], orient="row")
+        ranked = ranked_rows(run)
+        for k in (1, 3, 10):
+            ms = [n.format(k=k) for n in names]
+            assert all(top_only(parse_measure(m)) for m in ms)
+            with warnings.catch_warnings():
+                warnings.simplefilter("ignore")
+                full = sef.evaluate(run, qrels, ms, per_query=True)
+                cut = sef.evaluate(ranked.filter(pl.col("rank") <= k).drop("rank"), qrels, ms,
+                                   per_query=True)
+            assert_frame_equal(pl.DataFrame(cut), pl.DataFrame(full), check_exact=True)
+
+
+def test_metric_bounds_equal_the_per_run_evaluations():
+    """Every run's low scenario in one evaluation, cut runs for the top-only measures: the
+    bounds stay those of one evaluation per run and scenario on the whole ranking."""
+
+    rng = np.random.default_rng(15)
+    measures = ["P@5", "R@10", "nDCG@10", "AP", "RR", "ERR@5", "Rprec"]
+    for i in range(12):
+        run = _run(rng, i % 2 == 0, i % 3 != 0)
+        qrels = pl.DataFrame([(f"q{q}", f"d{d}", int(rng.integers(-1, 3)))
+                              for q in range(7) for d in range(0, 40, 3)],
+                             schema=["query_id", "doc_id", "relevance"], orient="row")
+        with warnings.catch_warnings():
+            warnings.simplefilter("ignore")
+            got = pl.DataFrame(sef.metric_bounds(run, qrels, measures, per_query=True))
+            for (name,), part in run.group_by(["run"], maintain_order=True):
+                gaps = ranked_rows(part).join(qrels, on=["query_id", "doc_id"], how="anti")
+                for m in measures:
+                    cut = {"P@5": 5, "R@10": 10, "nDCG@10": 10, "ERR@5": 5}.get(m)
+                    fill = gaps if cut is None else gaps.filter(pl.col("rank") <= cut)
+                    fill = fill.select("query_id", "doc_id", pl.lit(2, pl.Int64).alias("relevance"))
+                    lo = pl.DataFrame(sef.evaluate(part, qrels, [m], per_query=True))
+                    hi = pl.DataFrame(sef.evaluate(part, pl.concat([qrels, fill]), [m],
+                                                   per_query=True))
+                    mine = got.filter(pl.col("run") == name, pl.col("measure") == m).join(
+                        lo.select("query_id", "value"), on="query_id").join(
+                        hi.select("query_id", pl.col("value").alias("hi")), on="query_id")
+                    assert mine.height == lo.height
+                    assert (mine["if_nonrelevant"] == mine["value"]).all()
+                    assert (mine["if_relevant"] == mine["hi"]).all()

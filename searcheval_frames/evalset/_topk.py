@@ -17,12 +17,14 @@ are ordered by doc_id. No sort of the frame, no loop over queries.
 
 from __future__ import annotations
 
+from typing import Any
+
 import numpy as np
 import polars as pl
 
 from ..frames import Blocks, checked_blocks, query_blocks
 
-__all__ = ["blocks_of", "judged_in_top", "top_mask"]
+__all__ = ["TOP_ONLY", "blocks_of", "judged_in_top", "top_mask", "top_only"]
 
 
 def blocks_of(run: pl.DataFrame) -> Blocks | None:
@@ -85,3 +87,17 @@ def judged_in_top(run: pl.DataFrame, qrels: pl.DataFrame, depth: int, blocks: Bl
     return blocks.keys.with_columns(
         pl.Series("retrieved", kept, dtype=pl.Int64),
         pl.Series("judged", np.add.reduceat(judged.astype(np.int64), starts), dtype=pl.Int64))
+
+
+#: Families whose value at a rank cutoff k reads the top k rows only (with the labels
+#: and min(retrieved, k)): evaluated on a run cut at k, they give the same number
+#: (tests/test_pooling_topk.py checks each). Not ERR: its value at k changes.
+TOP_ONLY = frozenset({"P", "R", "Success", "RR", "AP", "nDCG", "DCG", "Hits", "Judged",
+                      "Unjudged", "F1", "RelP"})
+
+
+def top_only(measure: Any) -> bool:
+    """Whether ``measure`` has a rank cutoff k and a value that reads the top k only."""
+    cut = measure.cutoff
+    return (measure.family in TOP_ONLY and isinstance(cut, int)
+            and not isinstance(cut, bool))

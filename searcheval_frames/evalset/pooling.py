@@ -33,7 +33,7 @@ from ..options import (
     check_int,
     check_optional_int,
 )
-from ._topk import blocks_of, judged_in_top
+from ._topk import blocks_of, judged_in_top, top_only
 
 __all__ = ["coverage", "holes", "metric_bounds", "pool"]
 
@@ -339,29 +339,34 @@ def _scenarios(all_ranked: pl.DataFrame, q: pl.DataFrame, gaps: pl.DataFrame, pa
     from ..core.evaluate import evaluate
 
     kwargs: dict[str, Any] = {"per_query": True, "relevance_level": relevance_level}
-    lows, highs = [], []
+    highs = []
     with warnings.catch_warnings():
         # "queries of the qrels absent from the run score 0": said once by the caller's
         # own evaluate; here it would repeat for every scenario.
         warnings.simplefilter("ignore", UserWarning)
+        # (rows checked by run_frame above: evaluate need not check them again; a query's
+        # value depends on its own rows only, so every run is evaluated in one call)
+        lows = pl.DataFrame(evaluate(mark_checked(all_ranked.drop("rank")), q, parsed,
+                                     **kwargs))
         for (name,), part in all_ranked.group_by(["run"], maintain_order=True):
-            # (rows of a run checked by run_frame above: evaluate need not check them again)
-            part = mark_checked(part.drop("rank"))
-            lows.append(pl.DataFrame(evaluate(part, q, parsed, **kwargs)))
             run_gaps = gaps.filter(pl.col("run") == name)
             for d, ms in by_depth.items():
                 sel = run_gaps if d is None else run_gaps.filter(pl.col("rank") <= d)
                 fill = sel.select(
                     "query_id", "doc_id", pl.lit(grade, dtype=pl.Int64).alias("relevance")
                 )
-                high = pl.DataFrame(evaluate(part, pl.concat([q, fill]), ms, **kwargs))
+                # measures that read the top d only: the rows below it need no ranking
+                rows = part if d is None or not all(map(top_only, ms)) else \
+                    part.filter(pl.col("rank") <= d)
+                high = pl.DataFrame(evaluate(mark_checked(rows.drop("rank")),
+                                             pl.concat([q, fill]), ms, **kwargs))
                 n = sel.group_by("query_id").agg(pl.len().cast(pl.Int64).alias("holes"))
                 highs.append(
                     high.join(n, on="query_id", how="left").with_columns(
                         pl.col("holes").fill_null(0)
                     )
                 )
-    return (pl.concat(lows).rename({"value": "if_nonrelevant"}),
+    return (lows.rename({"value": "if_nonrelevant"}),
             pl.concat(highs).rename({"value": "if_relevant"}))
 
 
