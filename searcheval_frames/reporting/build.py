@@ -121,7 +121,8 @@ def _figures(data: dict[str, Any], run_df: pl.DataFrame, qrels_df: pl.DataFrame,
     out = []
     with tempfile.TemporaryDirectory(prefix="sef-report-") as d:
         tmp = Path(d)
-        ax = tradeoff_curve(run_df.filter(pl.col("run").is_in(pair)), qrels_df, k=depth,
+        rows = mark_checked(run_df.filter(pl.col("run").is_in(pair)))  # (checked rows)
+        ax = tradeoff_curve(rows, qrels_df, k=depth,
                             mark_k=min(10, depth), runs=pair,
                             title=f"Precision and recall as k grows: {sr} vs {sb}")
         out.append(_render(ax, "tradeoff", "Trade-off curve",
@@ -309,9 +310,9 @@ def build(runs: Any, qrels: Any, **options: Any) -> ReportData:
     if shown_low:
         with warnings.catch_warnings():
             warnings.simplefilter("ignore")
-            bounds = pl.DataFrame(metric_bounds(run_df.filter(pl.col("run").is_in(shown_low)),
-                                                qrels_df, measures,
-                                                relevance_level=max(o["relevance_level"], 1)))
+            bounds = pl.DataFrame(metric_bounds(  # (rows of the checked run: checked)
+                mark_checked(run_df.filter(pl.col("run").is_in(shown_low))), qrels_df,
+                measures, relevance_level=max(o["relevance_level"], 1)))
     times["coverage"] = time.perf_counter() - t
 
     figures: list[Figure] = []
