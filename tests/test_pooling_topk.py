@@ -104,32 +104,42 @@ def test_top_only_families_read_the_top_k_only(family):
             assert_frame_equal(pl.DataFrame(cut), pl.DataFrame(full), check_exact=True)
 
 
-def test_metric_bounds_equal_the_per_run_evaluations():
-    """Every run's low scenario in one evaluation, cut runs for the top-only measures: the
-    bounds stay those of one evaluation per run and scenario on the whole ranking."""
+@pytest.mark.parametrize("measures", [
+    ["P@5", "R@10", "nDCG@10", "AP", "RR", "ERR@5", "Rprec"],
+    ["P@5", "P@2", "RR@3", "Success@2"],  # top-only and fill-free: cut runs, fewer groups
+])
+@pytest.mark.parametrize("depth", [None, 3])
+def test_metric_bounds_equal_the_per_run_evaluations(measures, depth):
+    """Every run's low scenario in one evaluation, cut runs for the top-only measures,
+    fill-free measures in the deepest group: the bounds and holes stay those of one
+    evaluation per run and measure on the whole ranking."""
+    from searcheval_frames.measures import parse_measure
 
     rng = np.random.default_rng(15)
-    measures = ["P@5", "R@10", "nDCG@10", "AP", "RR", "ERR@5", "Rprec"]
-    for i in range(12):
+    for i in range(8):
         run = _run(rng, i % 2 == 0, i % 3 != 0)
         qrels = pl.DataFrame([(f"q{q}", f"d{d}", int(rng.integers(-1, 3)))
                               for q in range(7) for d in range(0, 40, 3)],
                              schema=["query_id", "doc_id", "relevance"], orient="row")
         with warnings.catch_warnings():
             warnings.simplefilter("ignore")
-            got = pl.DataFrame(sef.metric_bounds(run, qrels, measures, per_query=True))
+            got = pl.DataFrame(sef.metric_bounds(run, qrels, measures, per_query=True,
+                                                 depth=depth))
             for (name,), part in run.group_by(["run"], maintain_order=True):
                 gaps = ranked_rows(part).join(qrels, on=["query_id", "doc_id"], how="anti")
                 for m in measures:
-                    cut = {"P@5": 5, "R@10": 10, "nDCG@10": 10, "ERR@5": 5}.get(m)
-                    fill = gaps if cut is None else gaps.filter(pl.col("rank") <= cut)
+                    cut = [c for c in (parse_measure(m).cutoff, depth) if c is not None]
+                    fill = gaps.filter(pl.col("rank") <= min(cut)) if cut else gaps
+                    n = fill.group_by("query_id").agg(pl.len().alias("n"))
                     fill = fill.select("query_id", "doc_id", pl.lit(2, pl.Int64).alias("relevance"))
                     lo = pl.DataFrame(sef.evaluate(part, qrels, [m], per_query=True))
                     hi = pl.DataFrame(sef.evaluate(part, pl.concat([qrels, fill]), [m],
                                                    per_query=True))
                     mine = got.filter(pl.col("run") == name, pl.col("measure") == m).join(
                         lo.select("query_id", "value"), on="query_id").join(
-                        hi.select("query_id", pl.col("value").alias("hi")), on="query_id")
+                        hi.select("query_id", pl.col("value").alias("hi")), on="query_id").join(
+                        n, on="query_id", how="left")
                     assert mine.height == lo.height
                     assert (mine["if_nonrelevant"] == mine["value"]).all()
                     assert (mine["if_relevant"] == mine["hi"]).all()
+                    assert (mine["holes"] == mine["n"].fill_null(0)).all()

@@ -24,7 +24,8 @@ import polars as pl
 
 from ..frames import Blocks, checked_blocks, query_blocks
 
-__all__ = ["TOP_ONLY", "blocks_of", "judged_in_top", "top_mask", "top_only"]
+__all__ = ["FILL_FREE", "TOP_ONLY", "blocks_of", "evaluation_groups", "judged_in_top", "reads_top",
+           "top_mask", "top_only"]
 
 
 def blocks_of(run: pl.DataFrame) -> Blocks | None:
@@ -101,3 +102,27 @@ def top_only(measure: Any) -> bool:
     cut = measure.cutoff
     return (measure.family in TOP_ONLY and isinstance(cut, int)
             and not isinstance(cut, bool))
+
+
+def reads_top(measures: list[Any], depth: int | None) -> bool:
+    """Whether every measure reads its top k only, with k <= ``depth``: evaluated on the
+    run cut at ``depth``, they give the numbers of the whole run."""
+    return depth is not None and all(top_only(m) and m.cutoff <= depth for m in measures)
+
+
+#: Families whose value at a cutoff k reads the labels of the top k only (not the number
+#: of relevant documents, not the ideal ranking): holes filled below k leave it unchanged.
+FILL_FREE = frozenset({"P", "Success", "Hits", "RR", "Judged"})
+
+
+def evaluation_groups(by_depth: dict[int | None, list[Any]]) -> dict[int | None, list[Any]]:
+    """The metric bounds' evaluations: ``by_depth`` (fill depth -> measures) with each
+    measure of :data:`FILL_FREE` evaluated in the deepest group instead of its own
+    (the same value, one evaluation fewer). Groups left empty are dropped."""
+    deepest = None if None in by_depth else max(d for d in by_depth if d is not None)
+    out: dict[int | None, list[Any]] = {}
+    for d, ms in by_depth.items():
+        for m in ms:
+            free = m.family in FILL_FREE and top_only(m)
+            out.setdefault(deepest if free else d, []).append(m)
+    return out

@@ -33,7 +33,7 @@ from ..options import (
     check_int,
     check_optional_int,
 )
-from ._topk import blocks_of, judged_in_top, top_only
+from ._topk import blocks_of, evaluation_groups, judged_in_top, reads_top
 
 __all__ = ["coverage", "holes", "metric_bounds", "pool"]
 
@@ -50,12 +50,9 @@ def _check_depth(depth: Any, arg: str = "depth", func: str = "pool") -> int:
 
 
 def ranked(run: pl.DataFrame, depth: int | None = None) -> pl.DataFrame:
-    """Canonical run frame with ``rank`` (1-based) recomputed in trec_eval order.
-
-    Any input ``rank`` column is replaced: within (run, query) documents are ordered
-    by score descending, ties by doc_id descending; only ranks up to ``depth`` when
-    given (:func:`searcheval_frames.core.ranking.ranked_rows`).
-    """
+    """Canonical run frame with ``rank`` (1-based) recomputed in trec_eval order: any
+    input ``rank`` is replaced; within (run, query) by score descending, ties by doc_id
+    descending; ranks up to ``depth`` when given (:func:`~..core.ranking.ranked_rows`)."""
     return ranked_rows(run, depth)
 
 
@@ -339,6 +336,7 @@ def _scenarios(all_ranked: pl.DataFrame, q: pl.DataFrame, gaps: pl.DataFrame, pa
     from ..core.evaluate import evaluate
 
     kwargs: dict[str, Any] = {"per_query": True, "relevance_level": relevance_level}
+    depth_of = {m.name: -1 if d is None else d for d, ms in by_depth.items() for m in ms}
     highs = []
     with warnings.catch_warnings():
         # "queries of the qrels absent from the run score 0": said once by the caller's
@@ -350,22 +348,24 @@ def _scenarios(all_ranked: pl.DataFrame, q: pl.DataFrame, gaps: pl.DataFrame, pa
                                      **kwargs))
         for (name,), part in all_ranked.group_by(["run"], maintain_order=True):
             run_gaps = gaps.filter(pl.col("run") == name)
-            for d, ms in by_depth.items():
+            holes = pl.concat([  # per query and fill depth: the holes a measure's value fills
+                (run_gaps if d is None else run_gaps.filter(pl.col("rank") <= d))
+                .group_by("query_id").agg(pl.len().cast(pl.Int64).alias("holes"))
+                .with_columns(pl.lit(-1 if d is None else d, dtype=pl.Int64).alias("_d"))
+                for d in by_depth])
+            for d, ms in evaluation_groups(by_depth).items():
                 sel = run_gaps if d is None else run_gaps.filter(pl.col("rank") <= d)
                 fill = sel.select(
                     "query_id", "doc_id", pl.lit(grade, dtype=pl.Int64).alias("relevance")
                 )
-                # measures that read the top d only: the rows below it need no ranking
-                rows = part if d is None or not all(map(top_only, ms)) else \
-                    part.filter(pl.col("rank") <= d)
+                # measures that read their top d only: the rows below it need no ranking
+                rows = part.filter(pl.col("rank") <= d) if reads_top(ms, d) else part
                 high = pl.DataFrame(evaluate(mark_checked(rows.drop("rank")),
                                              pl.concat([q, fill]), ms, **kwargs))
-                n = sel.group_by("query_id").agg(pl.len().cast(pl.Int64).alias("holes"))
-                highs.append(
-                    high.join(n, on="query_id", how="left").with_columns(
-                        pl.col("holes").fill_null(0)
-                    )
-                )
+                highs.append(high.with_columns(pl.col("measure").replace_strict(
+                    depth_of, return_dtype=pl.Int64).alias("_d")).join(
+                    holes, on=["query_id", "_d"], how="left", maintain_order="left").select(
+                    pl.exclude("_d")).with_columns(pl.col("holes").fill_null(0)))
     return (lows.rename({"value": "if_nonrelevant"}),
             pl.concat(highs).rename({"value": "if_relevant"}))
 
