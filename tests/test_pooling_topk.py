@@ -125,6 +125,13 @@ def test_metric_bounds_equal_the_per_run_evaluations(measures, depth):
             warnings.simplefilter("ignore")
             got = pl.DataFrame(sef.metric_bounds(run, qrels, measures, per_query=True,
                                                  depth=depth))
+            for per_query in (True, False):  # the caller's own evaluation: the same bounds
+                own = sef.evaluate(run, qrels, [*measures, "P@1"], per_query=True)
+                assert_frame_equal(
+                    pl.DataFrame(sef.metric_bounds(run, qrels, measures, per_query=per_query,
+                                                   depth=depth, values=own)),
+                    pl.DataFrame(sef.metric_bounds(run, qrels, measures, per_query=per_query,
+                                                   depth=depth)), check_exact=True)
             for (name,), part in run.group_by(["run"], maintain_order=True):
                 gaps = ranked_rows(part).join(qrels, on=["query_id", "doc_id"], how="anti")
                 for m in measures:

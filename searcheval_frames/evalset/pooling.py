@@ -66,11 +66,9 @@ def _judged_keys(qrels: Any, qrels_columns: Mapping[str, str] | None,
 
 
 def _with_judged(top: pl.DataFrame, q: pl.DataFrame) -> pl.DataFrame:
-    return top.join(
-        q.select("query_id", "doc_id").with_columns(pl.lit(True).alias("judged")),
-        on=["query_id", "doc_id"],
-        how="left",
-    ).with_columns(pl.col("judged").fill_null(False))
+    keys = q.select("query_id", "doc_id").with_columns(pl.lit(True).alias("judged"))
+    return top.join(keys, on=["query_id", "doc_id"], how="left").with_columns(
+        pl.col("judged").fill_null(False))
 
 
 # --------------------------------------------------------------------------- pool
@@ -330,9 +328,10 @@ def _check_grade(q: pl.DataFrame, grade: int | None, relevance_level: int) -> in
 
 
 def _scenarios(all_ranked: pl.DataFrame, q: pl.DataFrame, gaps: pl.DataFrame, parsed: Any,
-               by_depth: dict[int | None, list[Any]], grade: int, relevance_level: int
-               ) -> tuple[pl.DataFrame, pl.DataFrame]:
-    """Per-query values with the holes non-relevant, and relevant (with ``holes``)."""
+               by_depth: dict[int | None, list[Any]], grade: int, relevance_level: int,
+               lows: pl.DataFrame | None = None) -> tuple[pl.DataFrame, pl.DataFrame]:
+    """Per-query values with the holes non-relevant (``lows`` when given), and relevant
+    (with ``holes``)."""
     from ..core.evaluate import evaluate
 
     kwargs: dict[str, Any] = {"per_query": True, "relevance_level": relevance_level}
@@ -345,7 +344,7 @@ def _scenarios(all_ranked: pl.DataFrame, q: pl.DataFrame, gaps: pl.DataFrame, pa
         # (rows checked by run_frame above: evaluate need not check them again; a query's
         # value depends on its own rows only, so every run is evaluated in one call)
         lows = pl.DataFrame(evaluate(mark_checked(all_ranked.drop("rank")), q, parsed,
-                                     **kwargs))
+                                     **kwargs)) if lows is None else lows
         for (name,), part in all_ranked.group_by(["run"], maintain_order=True):
             run_gaps = gaps.filter(pl.col("run") == name)
             holes = pl.concat([  # per query and fill depth: the holes a measure's value fills
@@ -381,6 +380,7 @@ def metric_bounds(
     relevance_level: int = 1,
     columns: Mapping[str, str] | None = None,
     qrels_columns: Mapping[str, str] | None = None,
+    values: Any = None,
 ) -> Any:
     """Metric values if every unjudged document were non-relevant vs relevant.
 
@@ -411,6 +411,10 @@ def metric_bounds(
         One row per (run, query, measure) instead of the mean over queries.
     relevance_level
         Passed to :func:`~searcheval_frames.evaluate` (binary measures count grade >= it).
+    values
+        The caller's ``evaluate(runs, qrels, measures, per_query=True, relevance_level=...)``
+        of (at least) these runs and measures, when it has one: the non-relevant scenario
+        is read from it instead of evaluated again (``sef.report`` passes its own).
 
     Returns
     -------
@@ -468,7 +472,11 @@ def metric_bounds(
         by_depth.setdefault(_fill_depth(m, depth), []).append(m)
     order = {m.name: i for i, m in enumerate(parsed)}
 
-    lows, highs = _scenarios(all_ranked, q, gaps, parsed, by_depth, grade, relevance_level)
+    if values is not None:  # (evaluate's own per-query values of these runs and measures)
+        values = pl.DataFrame(values).filter(pl.col("run").is_in(all_ranked["run"].unique()),
+                                             pl.col("measure").is_in(list(order)))
+    lows, highs = _scenarios(all_ranked, q, gaps, parsed, by_depth, grade, relevance_level,
+                             values)
     per_q = lows.join(highs, on=["run", "query_id", "measure"], how="full", coalesce=True
                       ).with_columns(
         pl.col("holes").fill_null(0),
@@ -484,17 +492,9 @@ def metric_bounds(
         return to_native(per_q.sort(["run", "query_id", "_order"]).select(
             "run", "query_id", "measure", "holes", *value_cols), kind)
     is_sum = pl.col("measure").is_in(sorted(_SUM_MEASURES))
-    out = (
-        per_q.group_by(["run", "measure"])
-        .agg(
-            pl.col("_order").first(),
-            pl.col("holes").sum(),
-            *[
-                pl.when(is_sum.first()).then(pl.col(c).sum()).otherwise(pl.col(c).mean()).alias(c)
-                for c in value_cols
-            ],
-        )
-        .sort(["run", "_order"])
-        .select("run", "measure", "holes", *value_cols)
-    )
-    return to_native(out, kind)
+    out = per_q.group_by(["run", "measure"]).agg(
+        pl.col("_order").first(), pl.col("holes").sum(),
+        *[pl.when(is_sum.first()).then(pl.col(c).sum()).otherwise(pl.col(c).mean()).alias(c)
+          for c in value_cols])
+    return to_native(out.sort(["run", "_order"]).select("run", "measure", "holes", *value_cols),
+                     kind)

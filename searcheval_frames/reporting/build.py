@@ -310,9 +310,12 @@ def build(runs: Any, qrels: Any, **options: Any) -> ReportData:
     if shown_low:
         with warnings.catch_warnings():
             warnings.simplefilter("ignore")
+            level = max(o["relevance_level"], 1)
             bounds = pl.DataFrame(metric_bounds(  # (rows of the checked run: checked)
                 mark_checked(run_df.filter(pl.col("run").is_in(shown_low))), qrels_df,
-                measures, relevance_level=max(o["relevance_level"], 1)))
+                measures, relevance_level=level,
+                # the non-relevant scenario is the report's own evaluation, at that level
+                values=per_query if level == o["relevance_level"] else None))
     times["coverage"] = time.perf_counter() - t
 
     figures: list[Figure] = []
