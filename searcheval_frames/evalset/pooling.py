@@ -66,9 +66,8 @@ def _judged_keys(qrels: Any, qrels_columns: Mapping[str, str] | None,
 
 
 def _with_judged(top: pl.DataFrame, q: pl.DataFrame) -> pl.DataFrame:
-    keys = q.select("query_id", "doc_id").with_columns(pl.lit(True).alias("judged"))
-    return top.join(keys, on=["query_id", "doc_id"], how="left").with_columns(
-        pl.col("judged").fill_null(False))
+    keys = q.select(pl.struct("query_id", "doc_id")).to_series().implode()  # (no join)
+    return top.with_columns(pl.struct("query_id", "doc_id").is_in(keys).alias("judged"))
 
 
 # --------------------------------------------------------------------------- pool
