@@ -66,18 +66,24 @@ def _note_from_evaluate(run, qrels, focus, runs, threshold):
 def test_tie_note_from_the_tied_queries_equals_evaluate_with_bounds():
     import warnings
 
+    from searcheval_frames.frames import mark_checked, query_blocks
     from searcheval_frames.reporting.checks import tie_note
 
     rng = np.random.default_rng(3)
-    notes = 0
-    for _ in range(25):
+    notes = blocked = 0
+    for _ in range(40):
         n_q = int(rng.integers(1, 7))
+        same = bool(rng.random() < 0.5)  # every query the same depth: a checked run's blocks
         rows = [(r, f"q{q}", f"d{d}", float(rng.integers(0, 4)))
-                for r in ("a", "b", "c") for q in range(n_q) if rng.random() > 0.2
-                for d in rng.choice(30, size=int(rng.integers(1, 15)), replace=False)]
+                for r in ("a", "b", "c") for q in range(n_q) if same or rng.random() > 0.2
+                for d in rng.choice(30, size=8 if same else int(rng.integers(1, 15)),
+                                    replace=False)]
         if not {r[0] for r in rows} >= {"a", "b"}:
             continue
         run = pl.DataFrame(rows, schema=["run", "query_id", "doc_id", "score"], orient="row")
+        if same:  # (the report's run: validated, its blocks recorded)
+            run = sef.run_frame(run)
+            run = mark_checked(run, query_blocks(run))
         qrels = pl.DataFrame([(f"q{q}", f"d{d}", int(rng.integers(-1, 3)))
                               for q in range(n_q + 1) for d in range(0, 30, 2)],
                              schema=["query_id", "doc_id", "relevance"], orient="row")
@@ -90,4 +96,5 @@ def test_tie_note_from_the_tied_queries_equals_evaluate_with_bounds():
                     assert tie_note(run, qrels, focus, ["a", "b"], relevance_level=1,
                                     threshold=0.0, per_query=given) == want
                 notes += bool(want)
-    assert notes > 20  # the comparison met many notes, not only empty ones
+                blocked += bool(want) and same
+    assert notes > 20 and blocked > 5  # many notes met, by both paths; not only empty ones

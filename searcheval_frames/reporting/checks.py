@@ -18,6 +18,7 @@ from __future__ import annotations
 import warnings
 from typing import Any
 
+import numpy as np
 import polars as pl
 
 from ..analysis.check import check
@@ -58,13 +59,18 @@ def tie_note(run: pl.DataFrame, qrels: pl.DataFrame, focus: str, runs: list[str]
     low and high, and the means are aggregated as evaluate aggregates them.
     """
     pair = run.lazy().filter(pl.col("run").is_in(runs))  # (only the columns each step reads)
-    tied = (pair.group_by("run", "query_id")
-            .agg((pl.col("score").n_unique() < pl.len()).alias("_tied"))
-            .filter(pl.col("_tied")).drop("_tied").collect())
+    found = _tied_blocks(run, runs)
+    if found is None:
+        tied = (pair.group_by("run", "query_id")
+                .agg((pl.col("score").n_unique() < pl.len()).alias("_tied"))
+                .filter(pl.col("_tied")).drop("_tied").collect())
+    else:
+        tied, rows = found
     if tied.height == 0:  # no equal scores: low = value = high for every query
         return ""
-    rows = pair.join(tied.lazy(), on=["run", "query_id"], how="semi",
-                     maintain_order="left").collect()
+    if found is None:
+        rows = pair.join(tied.lazy(), on=["run", "query_id"], how="semi",
+                         maintain_order="left").collect()
     checked = checked_blocks(run)[0]  # rows of a checked run are checked (not validated again)
     if checked:
         rows = mark_checked(rows)
@@ -89,6 +95,26 @@ def tie_note(run: pl.DataFrame, qrels: pl.DataFrame, focus: str, runs: list[str]
              "over the orders of its tied documents" for r in moved.iter_rows(named=True)]
     return ("Ties move a headline mean: " + "; ".join(parts)
             + ". See evaluate(..., ties='bounds') or ties='given_order'.")
+
+
+def _tied_blocks(run: pl.DataFrame, runs: list[str]) -> tuple[pl.DataFrame, pl.DataFrame] | None:
+    """``(keys, rows)`` of the (run, query) blocks of ``runs`` that hold two equal scores,
+    from a checked run's blocks of one length (a sort of each block's scores, no group_by
+    on the ids); None when the blocks are not known or differ in length."""
+    blocks = checked_blocks(run)[1]
+    if blocks is None or run.height == 0:
+        return None
+    lengths = blocks.lengths
+    if not (lengths == lengths[0]).all():
+        return None
+    width = int(lengths[0])
+    mine = np.flatnonzero(blocks.keys.get_column("run").is_in(runs).to_numpy())
+    scores = np.sort(run.get_column("score").to_numpy().reshape(lengths.size, width)[mine],
+                     axis=1)
+    tied = mine[(scores[:, 1:] == scores[:, :-1]).any(axis=1)]
+    rows = (blocks.starts[tied][:, None] + np.arange(width)).ravel()
+    return (blocks.keys[pl.Series(tied, dtype=pl.Int64)].select("run", "query_id"),
+            run[pl.Series(rows, dtype=pl.Int64)])
 
 
 def _bounds(values: pl.DataFrame, moving: pl.DataFrame) -> pl.DataFrame:
