@@ -136,11 +136,14 @@ def check(
     level = 1 if relevance_level is None else relevance_level
     cut = [m for m in ms if isinstance(m.cutoff, int)]  # (rank cutoffs, not IPrec's levels)
     ks: list[int] = [m.cutoff for m in cut if isinstance(m.cutoff, int)]
-    stats = _ranked(r, max(ks, default=0) + 1)  # (one group_by for every per-query check)
+    # a run validated already (sef.read_run, the report) has finite scores, no repeated
+    # document and maybe its blocks: those checks cannot find anything, they are skipped
+    known, blocks = frames.checked_blocks(r)
+    stats = _ranked(r, max(ks, default=0) + 1, blocks, finite=known)  # (every per-query check)
     _ids(r, q, stats, out)
     _queries(stats, q, queries, out)
     _labels(q, level, relevance_level is None, scale, out)
-    _run_rows(r, stats, out)
+    _run_rows(r, stats, out, validated=known)
     _cutoffs(stats, cut, depth, out)
     _depths(stats, ms, out)
     return Findings(_frame(out), kind)
@@ -333,9 +336,13 @@ def _labels(q: pl.DataFrame, level: int, default: bool, scale: tuple[int, int] |
              _first(far, "query_id"), _first(far, "doc_id"))
 
 
-def _run_rows(r: pl.DataFrame, stats: pl.DataFrame, out: list[dict[str, Any]]) -> None:
+def _run_rows(r: pl.DataFrame, stats: pl.DataFrame, out: list[dict[str, Any]], *,
+              validated: bool = False) -> None:
     score = pl.col("score")
-    has_bad, blocks, h = frames.run_checks(r)  # (the fused pass of run validation)
+    if validated:  # (no bad score, no repeated document: validation would have raised)
+        has_bad, blocks, h = False, None, None
+    else:
+        has_bad, blocks, h = frames.run_checks(r)  # (the fused pass of run validation)
     bad = r.filter(score.is_null() | ~score.is_finite()) if has_bad else r.clear()
     if bad.height:
         _add(out, "bad_scores", "error", bad.height,
@@ -343,7 +350,7 @@ def _run_rows(r: pl.DataFrame, stats: pl.DataFrame, out: list[dict[str, Any]]) -
              "drop those rows or give them a finite score", _first(bad, "query_id"),
              _first(bad, "doc_id"))
     dup = (r.filter(pl.len().over("run", "query_id", "doc_id") > 1)
-           if frames.has_repeats(h, blocks) else r.clear())
+           if h is not None and frames.has_repeats(h, blocks) else r.clear())
     if dup.height:
         _add(out, "duplicate_results", "error", dup.height,
              f"{dup.height} rows repeat a document within one query of one run "
@@ -368,22 +375,41 @@ def _run_rows(r: pl.DataFrame, stats: pl.DataFrame, out: list[dict[str, Any]]) -
              _first(flat, "query_id"))
 
 
-def _ranked(r: pl.DataFrame, k: int) -> pl.DataFrame:
+def _ranked(r: pl.DataFrame, k: int, blocks: frames.Blocks | None = None, *,
+            finite: bool = False) -> pl.DataFrame:
     """Per (run, query), in one group_by: ``n`` results, the largest and smallest score
     (``hi``, ``lo``) and the ``k`` largest scores, largest first (only scores matter for
-    a tie at a cutoff, not which document: no sort of the whole run)."""
+    a tie at a cutoff, not which document: no sort of the whole run). ``blocks``: the
+    run's blocks when known; ``finite``: every score is a number (a validated run)."""
     aggs = [pl.len().alias("n"), pl.col("score").max().alias("hi"),
             pl.col("score").min().alias("lo"), pl.col("score").top_k(k).sort(descending=True)]
-    blocks = frames.query_blocks(r)
+    blocks = blocks or frames.query_blocks(r)
     if blocks is None:  # a query split over the frame: group by the id strings
         return r.group_by(_KEYS).agg(aggs).sort(_KEYS)
-    # each (run, query) is a block of rows: group by the block's number (an integer) instead
-    # of hashing two strings per row, then name the blocks
-    block = np.repeat(np.arange(blocks.starts.size), blocks.lengths)
-    per_block = (pl.DataFrame({"_b": block}).with_columns(r.get_column("score"))
-                 .group_by("_b").agg(aggs).sort("_b"))
-    return pl.concat([blocks.keys.select(_KEYS), per_block.drop("_b")],
-                     how="horizontal").sort(_KEYS)
+    lengths = blocks.lengths
+    if finite and (lengths == lengths[0]).all():  # blocks of one length: a 2-D view
+        per_block = _grid_stats(r.get_column("score").to_numpy(), lengths.size, k)
+    else:
+        # each (run, query) is a block of rows: group by the block's number (an integer)
+        # instead of hashing two strings per row, then name the blocks
+        block = np.repeat(np.arange(blocks.starts.size), lengths)
+        per_block = (pl.DataFrame({"_b": block}).with_columns(r.get_column("score"))
+                     .group_by("_b").agg(aggs).sort("_b").drop("_b"))
+    return pl.concat([blocks.keys.select(_KEYS), per_block], how="horizontal").sort(_KEYS)
+
+
+def _grid_stats(score: np.ndarray, n_blocks: int, k: int) -> pl.DataFrame:
+    """:func:`_ranked`'s columns for blocks of one length (a row of ``grid`` each)."""
+    grid = score.reshape(n_blocks, -1)
+    width = grid.shape[1]
+    kk = min(k, width)
+    top = np.sort(np.partition(grid, width - kk, axis=1)[:, width - kk:], axis=1)[:, ::-1]
+    return pl.DataFrame([
+        pl.Series("n", np.full(n_blocks, width), dtype=pl.UInt32),
+        pl.Series("hi", grid.max(axis=1), dtype=pl.Float64),
+        pl.Series("lo", grid.min(axis=1), dtype=pl.Float64),
+        pl.Series("score", np.ascontiguousarray(top)).cast(pl.List(pl.Float64)),
+    ])
 
 
 def _cutoffs(lists: pl.DataFrame, ms: list[Any], depth: int | None,

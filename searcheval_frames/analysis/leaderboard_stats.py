@@ -213,11 +213,14 @@ def rank_bootstrap(X: np.ndarray, n_resamples: int, rng: np.random.Generator, *,
     n, k = X.shape
     ranks = np.empty((n_resamples, k), dtype=np.int32)
     block = max(1, _BATCH // (n + k))
+    weights = np.empty((min(block, n_resamples), n))  # (one buffer: no page faults a batch)
     for b0 in range(0, n_resamples, block):
         m = min(block, n_resamples - b0)
         # multinomial weights: how often each query is drawn (bincount beats multinomial)
-        draws = rng.integers(0, n, (m, n)) + (np.arange(m) * n)[:, None]
-        w = np.bincount(draws.ravel(), minlength=m * n).reshape(m, n).astype(np.float64)
+        draws = rng.integers(0, n, (m, n))
+        draws += (np.arange(m) * n)[:, None]
+        w = weights[:m]
+        w[...] = np.bincount(draws.ravel(), minlength=m * n).reshape(m, n)
         means = w @ X / n
         order = np.argsort(-means, axis=1, kind="stable")
         r = np.empty_like(order)

@@ -51,7 +51,10 @@ def parse_line(line: bytes) -> dict[str, Any]:
     Lines without ``crc`` (journals written before it, or edited by hand) are read
     without the check; ``label`` must be present (``null`` for a retraction).
     """
-    obj = json.loads(line)
+    try:  # (a line we wrote is UTF-8: decoded once, without json.loads' encoding sniffing)
+        obj = _DECODE(line.decode())
+    except ValueError:  # anything else (a byte-order mark, UTF-16): as json.loads reads it
+        obj = json.loads(line)
     if not isinstance(obj, dict):
         raise TypeError(f"a line is a JSON object, not {type(obj).__name__}")
     if "crc" in obj:
@@ -62,7 +65,7 @@ def parse_line(line: bytes) -> dict[str, Any]:
         ):
             raise ValueError("its checksum does not match: it changed after it was written")
     label = obj["label"]
-    if label is not None:
+    if label is not None and type(label) is not int:  # (an int is its own label)
         label = parse_label(label, None)
         if label is None:
             raise ValueError(f"label {obj['label']!r} is not an integer")
@@ -73,10 +76,13 @@ def parse_line(line: bytes) -> dict[str, Any]:
         "assessor": str(obj.get("assessor") or ""),
         "time": str(obj.get("time") or ""),
     }
-    extra = {k: v for k, v in obj.items() if k not in CORE_KEYS}
+    extra = obj.copy()
+    for k in CORE_KEYS:
+        extra.pop(k, None)
     if extra:  # provenance written with append(meta=...), e.g. an automatic judge's
         rec["meta"] = extra
     return rec
 
 
 CORE_KEYS = frozenset({"query_id", "doc_id", "label", "assessor", "time", "crc"})
+_DECODE = json.JSONDecoder().decode

@@ -33,6 +33,7 @@ from ..options import (
     check_int,
     check_optional_int,
 )
+from ._topk import blocks_of, evaluation_groups, judged_in_top, reads_top
 
 __all__ = ["coverage", "holes", "metric_bounds", "pool"]
 
@@ -49,12 +50,9 @@ def _check_depth(depth: Any, arg: str = "depth", func: str = "pool") -> int:
 
 
 def ranked(run: pl.DataFrame, depth: int | None = None) -> pl.DataFrame:
-    """Canonical run frame with ``rank`` (1-based) recomputed in trec_eval order.
-
-    Any input ``rank`` column is replaced: within (run, query) documents are ordered
-    by score descending, ties by doc_id descending; only ranks up to ``depth`` when
-    given (:func:`searcheval_frames.core.ranking.ranked_rows`).
-    """
+    """Canonical run frame with ``rank`` (1-based) recomputed in trec_eval order: any
+    input ``rank`` is replaced; within (run, query) by score descending, ties by doc_id
+    descending; ranks up to ``depth`` when given (:func:`~..core.ranking.ranked_rows`)."""
     return ranked_rows(run, depth)
 
 
@@ -68,11 +66,8 @@ def _judged_keys(qrels: Any, qrels_columns: Mapping[str, str] | None,
 
 
 def _with_judged(top: pl.DataFrame, q: pl.DataFrame) -> pl.DataFrame:
-    return top.join(
-        q.select("query_id", "doc_id").with_columns(pl.lit(True).alias("judged")),
-        on=["query_id", "doc_id"],
-        how="left",
-    ).with_columns(pl.col("judged").fill_null(False))
+    keys = q.select(pl.struct("query_id", "doc_id")).to_series().implode()  # (no join)
+    return top.with_columns(pl.struct("query_id", "doc_id").is_in(keys).alias("judged"))
 
 
 # --------------------------------------------------------------------------- pool
@@ -275,21 +270,20 @@ def coverage(
     depth = _check_depth(depth, func="coverage")
     check_bool("coverage", "per_query", per_query)
     kind = input_kind(runs)
-    top, _ = _top_with_judged(runs, qrels, depth, columns, qrels_columns)
-    per_q = (
-        top.group_by(["run", "query_id"])
-        .agg(
+    run = run_frame(runs, columns=columns, arg="runs")
+    q = _judged_keys(qrels, qrels_columns, columns)
+    blocks = blocks_of(run)
+    per_q = (  # a query's rows together: each top-depth found without ranking the run
+        judged_in_top(run, q, depth, blocks) if blocks is not None else
+        _with_judged(ranked(run, depth), q).group_by(["run", "query_id"]).agg(
             pl.len().cast(pl.Int64).alias("retrieved"),
-            pl.col("judged").sum().cast(pl.Int64).alias("judged"),
-        )
-        .with_columns(
-            pl.lit(depth, dtype=pl.Int64).alias("depth"),
-            (pl.col("retrieved") - pl.col("judged")).alias("holes"),
-            (pl.col("judged") / depth).alias("judged_at_k"),
-        )
-        .select("run", "query_id", "depth", "retrieved", "judged", "holes", "judged_at_k")
-        .sort(["run", "query_id"])
-    )
+            pl.col("judged").sum().cast(pl.Int64).alias("judged"))
+    ).with_columns(
+        pl.lit(depth, dtype=pl.Int64).alias("depth"),
+        (pl.col("retrieved") - pl.col("judged")).alias("holes"),
+        (pl.col("judged") / depth).alias("judged_at_k"),
+    ).select("run", "query_id", "depth", "retrieved", "judged", "holes", "judged_at_k"
+             ).sort(["run", "query_id"])
     if per_query:
         return to_native(per_q, kind)
     out = (
@@ -333,35 +327,44 @@ def _check_grade(q: pl.DataFrame, grade: int | None, relevance_level: int) -> in
 
 
 def _scenarios(all_ranked: pl.DataFrame, q: pl.DataFrame, gaps: pl.DataFrame, parsed: Any,
-               by_depth: dict[int | None, list[Any]], grade: int, relevance_level: int
-               ) -> tuple[pl.DataFrame, pl.DataFrame]:
-    """Per-query values with the holes non-relevant, and relevant (with ``holes``)."""
+               by_depth: dict[int | None, list[Any]], grade: int, relevance_level: int,
+               lows: pl.DataFrame | None = None) -> tuple[pl.DataFrame, pl.DataFrame]:
+    """Per-query values with the holes non-relevant (``lows`` when given), and relevant
+    (with ``holes``)."""
     from ..core.evaluate import evaluate
 
     kwargs: dict[str, Any] = {"per_query": True, "relevance_level": relevance_level}
-    lows, highs = [], []
+    depth_of = {m.name: -1 if d is None else d for d, ms in by_depth.items() for m in ms}
+    highs = []
     with warnings.catch_warnings():
         # "queries of the qrels absent from the run score 0": said once by the caller's
         # own evaluate; here it would repeat for every scenario.
         warnings.simplefilter("ignore", UserWarning)
+        # (rows checked by run_frame above: evaluate need not check them again; a query's
+        # value depends on its own rows only, so every run is evaluated in one call)
+        lows = pl.DataFrame(evaluate(mark_checked(all_ranked.drop("rank")), q, parsed,
+                                     **kwargs)) if lows is None else lows
         for (name,), part in all_ranked.group_by(["run"], maintain_order=True):
-            # (rows of a run checked by run_frame above: evaluate need not check them again)
-            part = mark_checked(part.drop("rank"))
-            lows.append(pl.DataFrame(evaluate(part, q, parsed, **kwargs)))
             run_gaps = gaps.filter(pl.col("run") == name)
-            for d, ms in by_depth.items():
+            holes = pl.concat([  # per query and fill depth: the holes a measure's value fills
+                (run_gaps if d is None else run_gaps.filter(pl.col("rank") <= d))
+                .group_by("query_id").agg(pl.len().cast(pl.Int64).alias("holes"))
+                .with_columns(pl.lit(-1 if d is None else d, dtype=pl.Int64).alias("_d"))
+                for d in by_depth])
+            for d, ms in evaluation_groups(by_depth).items():
                 sel = run_gaps if d is None else run_gaps.filter(pl.col("rank") <= d)
                 fill = sel.select(
                     "query_id", "doc_id", pl.lit(grade, dtype=pl.Int64).alias("relevance")
                 )
-                high = pl.DataFrame(evaluate(part, pl.concat([q, fill]), ms, **kwargs))
-                n = sel.group_by("query_id").agg(pl.len().cast(pl.Int64).alias("holes"))
-                highs.append(
-                    high.join(n, on="query_id", how="left").with_columns(
-                        pl.col("holes").fill_null(0)
-                    )
-                )
-    return (pl.concat(lows).rename({"value": "if_nonrelevant"}),
+                # measures that read their top d only: the rows below it need no ranking
+                rows = part.filter(pl.col("rank") <= d) if reads_top(ms, d) else part
+                high = pl.DataFrame(evaluate(mark_checked(rows.drop("rank")),
+                                             pl.concat([q, fill]), ms, **kwargs))
+                highs.append(high.with_columns(pl.col("measure").replace_strict(
+                    depth_of, return_dtype=pl.Int64).alias("_d")).join(
+                    holes, on=["query_id", "_d"], how="left", maintain_order="left").select(
+                    pl.exclude("_d")).with_columns(pl.col("holes").fill_null(0)))
+    return (lows.rename({"value": "if_nonrelevant"}),
             pl.concat(highs).rename({"value": "if_relevant"}))
 
 
@@ -376,6 +379,7 @@ def metric_bounds(
     relevance_level: int = 1,
     columns: Mapping[str, str] | None = None,
     qrels_columns: Mapping[str, str] | None = None,
+    values: Any = None,
 ) -> Any:
     """Metric values if every unjudged document were non-relevant vs relevant.
 
@@ -406,6 +410,10 @@ def metric_bounds(
         One row per (run, query, measure) instead of the mean over queries.
     relevance_level
         Passed to :func:`~searcheval_frames.evaluate` (binary measures count grade >= it).
+    values
+        The caller's ``evaluate(runs, qrels, measures, per_query=True, relevance_level=...)``
+        of (at least) these runs and measures, when it has one: the non-relevant scenario
+        is read from it instead of evaluated again (``sef.report`` passes its own).
 
     Returns
     -------
@@ -463,7 +471,11 @@ def metric_bounds(
         by_depth.setdefault(_fill_depth(m, depth), []).append(m)
     order = {m.name: i for i, m in enumerate(parsed)}
 
-    lows, highs = _scenarios(all_ranked, q, gaps, parsed, by_depth, grade, relevance_level)
+    if values is not None:  # (evaluate's own per-query values of these runs and measures)
+        values = pl.DataFrame(values).filter(pl.col("run").is_in(all_ranked["run"].unique()),
+                                             pl.col("measure").is_in(list(order)))
+    lows, highs = _scenarios(all_ranked, q, gaps, parsed, by_depth, grade, relevance_level,
+                             values)
     per_q = lows.join(highs, on=["run", "query_id", "measure"], how="full", coalesce=True
                       ).with_columns(
         pl.col("holes").fill_null(0),
@@ -479,17 +491,9 @@ def metric_bounds(
         return to_native(per_q.sort(["run", "query_id", "_order"]).select(
             "run", "query_id", "measure", "holes", *value_cols), kind)
     is_sum = pl.col("measure").is_in(sorted(_SUM_MEASURES))
-    out = (
-        per_q.group_by(["run", "measure"])
-        .agg(
-            pl.col("_order").first(),
-            pl.col("holes").sum(),
-            *[
-                pl.when(is_sum.first()).then(pl.col(c).sum()).otherwise(pl.col(c).mean()).alias(c)
-                for c in value_cols
-            ],
-        )
-        .sort(["run", "_order"])
-        .select("run", "measure", "holes", *value_cols)
-    )
-    return to_native(out, kind)
+    out = per_q.group_by(["run", "measure"]).agg(
+        pl.col("_order").first(), pl.col("holes").sum(),
+        *[pl.when(is_sum.first()).then(pl.col(c).sum()).otherwise(pl.col(c).mean()).alias(c)
+          for c in value_cols])
+    return to_native(out.sort(["run", "_order"]).select("run", "measure", "holes", *value_cols),
+                     kind)

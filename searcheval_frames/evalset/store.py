@@ -167,7 +167,7 @@ class LabelStore:
         start_line = self._line_count_before()
         for i, line in enumerate(complete.split(b"\n")[:-1]):
             line_no = start_line + i + 1
-            if not line.strip():
+            if not line or line.isspace():
                 continue
             try:
                 rec = parse_line(line)

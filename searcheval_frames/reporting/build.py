@@ -26,7 +26,7 @@ from ..analysis.querydiff import diff_frame
 from ..core.evaluate import evaluate
 from ..core.results import summarize
 from ..errors import InsufficientDataError, InvalidOptionError, SearchEvalError
-from ..frames import input_kind, mark_checked
+from ..frames import input_kind, mark_checked, query_blocks
 from ..frames.display import run_display_names
 from ..options import (
     check_bool,
@@ -121,7 +121,8 @@ def _figures(data: dict[str, Any], run_df: pl.DataFrame, qrels_df: pl.DataFrame,
     out = []
     with tempfile.TemporaryDirectory(prefix="sef-report-") as d:
         tmp = Path(d)
-        ax = tradeoff_curve(run_df.filter(pl.col("run").is_in(pair)), qrels_df, k=depth,
+        rows = mark_checked(run_df.filter(pl.col("run").is_in(pair)))  # (checked rows)
+        ax = tradeoff_curve(rows, qrels_df, k=depth,
                             mark_k=min(10, depth), runs=pair,
                             title=f"Precision and recall as k grows: {sr} vs {sb}")
         out.append(_render(ax, "tradeoff", "Trade-off curve",
@@ -194,7 +195,9 @@ def build(runs: Any, qrels: Any, **options: Any) -> ReportData:
     kind = input_kind(runs)
     # validated by runs_pl (run_frame): evaluate, coverage, the bounds and the check
     # banner then do not validate its 14M rows again, each on its own
-    run_df = mark_checked(runs_pl(runs, columns=o["columns"]))
+    run_df = runs_pl(runs, columns=o["columns"])
+    # with its (run, query) blocks, found once: evaluate, coverage and the check use them
+    run_df = mark_checked(run_df, query_blocks(run_df))
     qrels_df = qrels_pl(qrels, columns=o["columns"])
     queries = queries_table(o["queries"])
     docs = docs_table(o["docs"], o["columns"])
@@ -307,9 +310,12 @@ def build(runs: Any, qrels: Any, **options: Any) -> ReportData:
     if shown_low:
         with warnings.catch_warnings():
             warnings.simplefilter("ignore")
-            bounds = pl.DataFrame(metric_bounds(run_df.filter(pl.col("run").is_in(shown_low)),
-                                                qrels_df, measures,
-                                                relevance_level=max(o["relevance_level"], 1)))
+            level = max(o["relevance_level"], 1)
+            bounds = pl.DataFrame(metric_bounds(  # (rows of the checked run: checked)
+                mark_checked(run_df.filter(pl.col("run").is_in(shown_low))), qrels_df,
+                measures, relevance_level=level,
+                # the non-relevant scenario is the report's own evaluation, at that level
+                values=per_query if level == o["relevance_level"] else None))
     times["coverage"] = time.perf_counter() - t
 
     figures: list[Figure] = []
@@ -345,7 +351,8 @@ def build(runs: Any, qrels: Any, **options: Any) -> ReportData:
 
     t = time.perf_counter()
     notes += [n for n in [tie_note(run_df, qrels_df, focus, [base, run],
-                                   relevance_level=o["relevance_level"])] if n]
+                                   relevance_level=o["relevance_level"],
+                                   per_query=per_query)] if n]
     times["ties"] = time.perf_counter() - t
     t = time.perf_counter()
     check_lines = banner(run_df, qrels_df, measures, o["relevance_level"])

@@ -121,6 +121,11 @@ def examples(
     losses = diffs.filter(pl.col("outcome") == "loss").sort(["delta", "query_id"]).head(n)
     wins = diffs.filter(pl.col("outcome") == "win").sort(
         ["delta", "query_id"], descending=[True, False]).head(n)
+    # the rows of the two runs on the shown queries, taken from the whole run once (each
+    # side-by-side reads its query's rows only)
+    shown_q = pl.concat([losses.get_column("query_id"), wins.get_column("query_id")])
+    run_df = run_df.filter(pl.col("run").is_in([baseline, run]),
+                           pl.col("query_id").is_in(shown_q.implode()))
     return make(losses, "loss"), make(wins, "win")
 
 
