@@ -188,7 +188,12 @@ AUTO_BCA_QUERIES = 2_000
 
 
 def build(runs: Any, qrels: Any, **options: Any) -> ReportData:
-    """Compute a report's content; the options are those of :func:`searcheval_frames.report`."""
+    """Compute a report's content; the options are those of :func:`searcheval_frames.report`.
+
+    One phase after the other, each timed in ``ReportData.timings``: read, evaluate and
+    compare, the leaderboard, examples, coverage and bounds, figures, slices, the notes
+    (ties, the check banner) and provenance.
+    """
     o = _check(options)
     times: dict[str, float] = {}
     t = time.perf_counter()
@@ -210,21 +215,83 @@ def build(runs: Any, qrels: Any, **options: Any) -> ReportData:
             "Pass several run files or a frame with a run column."
         )
     base = choose_baseline(o["baseline"], names, _F)
-    measures = o["measures"]
-    notes: list[str] = []
-    ev_opts = {"relevance_level": o["relevance_level"]}
+    per_query, summary, cmp, notes = _evaluate_and_compare(run_df, qrels_df, names, base, o,
+                                                           times)
+    focus, run = _focus_and_run(cmp, base, o)
+    display = run_display_names(list(cmp.runs), width=28)  # the names the tables show
+    verdicts = _verdicts(cmp, display)
+    power_note = _power_note(cmp.per_query, base, run, focus, cmp.alpha)
+    from . import leaderboard_section as _lbs
 
+    show = o["progress"] if o["progress"] is not None else True
+    t = time.perf_counter()
+    board = _lbs.compute(  # under the names the page shows (display names are unique)
+        cmp.per_query.with_columns(pl.col("run").replace(display)),
+        [display[r] for r in cmp.runs], focus, o, progress=show)
+    times["leaderboard"] = time.perf_counter() - t
+
+    t = time.perf_counter()
+    pq_focus = cmp.per_query.filter(pl.col("measure") == focus)
+    diffs = diff_frame(pq_focus, baseline=base, run=run, measure=focus, missing="zero",
+                       tie_tolerance=1e-9, queries=queries, func="report")
+    losses, wins = examples(diffs, run_df, qrels_df, baseline=base, run=run, n=o["n_examples"],
+                            k=o["k"], docs=docs, relevance_level=max(o["relevance_level"], 1),
+                            kind=kind, names=run_display_names(list(cmp.runs), width=28))
+    times["examples"] = time.perf_counter() - t
+
+    t = time.perf_counter()
+    cov, low, bounds = _coverage_and_bounds(run_df, qrels_df, per_query, cmp, (base, run), o,
+                                            notes)
+    times["coverage"] = time.perf_counter() - t
+    figures = _draw(run_df, qrels_df, cmp, board, (base, run, focus), o, times)
+    slices = None
+    if o.get("by") is not None:  # the "By slice" section (reporting/slices.py)
+        slices = _slices(cmp, base, run, focus, o)
+        figures += [slices.figure] if slices.figure is not None else []
+    check_lines = _notes_and_banner(run_df, qrels_df, per_query, (base, run, focus), o, notes,
+                                    times)
+    long_first = sorted((n for n in display if display[n] != n), key=len, reverse=True)
+    for full in long_first:  # the banner and notes name runs as the tables do
+        check_lines = [line.replace(full, display[full]) for line in check_lines]
+        notes[:] = [n.replace(full, display[full]) for n in notes]
+        power_note = power_note.replace(full, display[full])
+    t = time.perf_counter()
+    inputs = (describe_input(runs, run_df, "run") + describe_input(qrels, qrels_df, "qrels")
+              + describe_input(o["queries"], queries, "queries")
+              + describe_input(o["docs"], docs, "docs"))
+    times["provenance"] = time.perf_counter() - t
+    return ReportData(
+        title=o["title"] or f"Search quality: {display[run]} vs {display[base]}",
+        baseline=base, run=run, runs=cmp.runs, measures=cmp.measures, focus=focus,
+        depth=o["depth"], k=o["k"], comparison=cmp, summary=summary, diffs=diffs,
+        coverage=cov, low_coverage=low, bounds=bounds, verdicts=verdicts,
+        headline=_lbs.headline(board, display[base], overall([v[0] for v in verdicts])),
+        leaderboard=board, losses=losses, wins=wins, figures=figures, notes=notes,
+        provenance=provenance(inputs, _shown_options(o, base, run, focus), o.get("command")),
+        timings=times,
+        n_queries=int(cmp.means.get_column("n_queries").max() or 0),  # type: ignore[arg-type]
+        min_judged=o["min_judged"], digits=o["digits"], power=power_note, slices=slices,
+        relevance_level=o["relevance_level"], check=check_lines,
+        labels=sorted(int(v) for v in qrels_df.get_column("relevance").unique().to_list()),
+    )
+
+
+def _evaluate_and_compare(
+    run_df: pl.DataFrame, qrels_df: pl.DataFrame, names: list[str], base: str,
+    o: dict[str, Any], times: dict[str, float],
+) -> tuple[pl.DataFrame, pl.DataFrame, Comparison, list[str]]:
+    """One evaluation per query (the summary is aggregated from it, the comparison pairs
+    it: evaluating the runs twice doubled this stage), then the tests; their warnings
+    become the report's first notes."""
     t = time.perf_counter()
     with warnings.catch_warnings(record=True) as caught:
         warnings.simplefilter("always")
-        # one evaluation, per query: the summary is aggregated from it and the
-        # comparison pairs it (evaluating the runs twice doubled this stage)
-        per_query = pl.DataFrame(evaluate(run_df, qrels_df, measures, per_query=True,
-                                          **ev_opts))
+        per_query = pl.DataFrame(evaluate(run_df, qrels_df, o["measures"], per_query=True,
+                                          relevance_level=o["relevance_level"]))
         summary = summarize(per_query)
         times["evaluate"] = time.perf_counter() - t
         t = time.perf_counter()
-        n_pairs = (len(names) - 1) * len(measures)
+        n_pairs = (len(names) - 1) * len(o["measures"])
         if o["ci_method"] == "auto":
             # the interval that inverts the test, at the level matched to the correction, so
             # the interval and the p-value cannot disagree (issue #26)
@@ -236,7 +303,13 @@ def build(runs: Any, qrels: Any, **options: Any) -> ReportData:
                           ci=o["ci"], ci_method=o["ci_method"], n_resamples=o["n_resamples"],
                           seed=o["seed"])
         times["compare"] = time.perf_counter() - t
-    notes += list(dict.fromkeys(" ".join(str(w.message).split()) for w in caught))
+    notes = list(dict.fromkeys(" ".join(str(w.message).split()) for w in caught))
+    return per_query, summary, cmp, notes
+
+
+def _focus_and_run(cmp: Comparison, base: str, o: dict[str, Any]) -> tuple[str, str]:
+    """The headline measure (``focus=``, else nDCG@10 when shown, else the first) and the
+    run the report is about (``run=``, a unique part of a name, else the best on focus)."""
     measure_names = cmp.measures
     focus = o["focus"]
     if focus is None:
@@ -259,36 +332,27 @@ def build(runs: Any, qrels: Any, **options: Any) -> ReportData:
             if len(others) > 1 else others[0]
     else:
         run = check_choice(_F, "run", run, tuple(others))
+    return focus, run
 
-    frame = cmp.to_polars()
-    verdicts = []
-    multi = len(others) > 1
-    display = run_display_names(list(cmp.runs), width=28)  # the names the tables show
-    for r in frame.iter_rows(named=True):
+
+def _verdicts(cmp: Comparison, display: dict[str, str]) -> list[tuple[str, str]]:
+    """(kind, sentence) for every compared pair, named as the tables name the runs."""
+    multi = len(cmp.runs) > 2
+    out = []
+    for r in cmp.to_polars().iter_rows(named=True):
         prefix = f"{display[r['run']]} vs {display[r['baseline']]}" if multi else None
-        verdicts.append((verdict_kind(r, cmp.alpha),
-                         verdict(r, ci=cmp.ci, correction=cmp.correction, alpha=cmp.alpha,
-                                 prefix=prefix)))
+        out.append((verdict_kind(r, cmp.alpha),
+                    verdict(r, ci=cmp.ci, correction=cmp.correction, alpha=cmp.alpha,
+                            prefix=prefix)))
+    return out
 
-    power_note = _power_note(cmp.per_query, base, run, focus, cmp.alpha)
-    from . import leaderboard_section as _lbs
 
-    t = time.perf_counter()
-    board = _lbs.compute(  # under the names the page shows (display names are unique)
-        cmp.per_query.with_columns(pl.col("run").replace(display)),
-        [display[r] for r in cmp.runs], focus, o, progress=show)
-    times["leaderboard"] = time.perf_counter() - t
-
-    t = time.perf_counter()
-    pq_focus = cmp.per_query.filter(pl.col("measure") == focus)
-    diffs = diff_frame(pq_focus, baseline=base, run=run, measure=focus, missing="zero",
-                     tie_tolerance=1e-9, queries=queries, func="report")
-    losses, wins = examples(diffs, run_df, qrels_df, baseline=base, run=run, n=o["n_examples"],
-                            k=o["k"], docs=docs, relevance_level=max(o["relevance_level"], 1),
-                            kind=kind, names=run_display_names(list(cmp.runs), width=28))
-    times["examples"] = time.perf_counter() - t
-
-    t = time.perf_counter()
+def _coverage_and_bounds(
+    run_df: pl.DataFrame, qrels_df: pl.DataFrame, per_query: pl.DataFrame, cmp: Comparison,
+    pair: tuple[str, str], o: dict[str, Any], notes: list[str],
+) -> tuple[pl.DataFrame, list[str], pl.DataFrame | None]:
+    """Judged share of each run's top ``depth``; metric bounds for the report's pair when
+    its coverage is low (a note says so)."""
     from ..evalset import coverage, metric_bounds
 
     cov = pl.DataFrame(coverage(run_df, qrels_df, depth=o["depth"])).with_columns(
@@ -297,8 +361,7 @@ def build(runs: Any, qrels: Any, **options: Any) -> ReportData:
     order = {r: i for i, r in enumerate(cmp.runs)}
     cov = cov.sort(pl.col("run").replace_strict(order, default=len(order)))
     low = cov.filter(pl.col("judged_share") < o["min_judged"]).get_column("run").to_list()
-    bounds = None
-    shown_low = [r for r in (base, run) if r in low]  # bounds for the pair the report is about
+    shown_low = [r for r in pair if r in low]  # bounds for the pair the report is about
     if low:
         notes.append(
             f"Judged coverage is low: in the top {o['depth']} of {', '.join(low)} less than "
@@ -307,83 +370,81 @@ def build(runs: Any, qrels: Any, **options: Any) -> ReportData:
             + ("; see the metric bounds below" if shown_low else "")
             + ". Label the holes (sef.pool, sef.label_widget)."
         )
-    if shown_low:
-        with warnings.catch_warnings():
-            warnings.simplefilter("ignore")
-            level = max(o["relevance_level"], 1)
-            bounds = pl.DataFrame(metric_bounds(  # (rows of the checked run: checked)
-                mark_checked(run_df.filter(pl.col("run").is_in(shown_low))), qrels_df,
-                measures, relevance_level=level,
-                # the non-relevant scenario is the report's own evaluation, at that level
-                values=per_query if level == o["relevance_level"] else None))
-    times["coverage"] = time.perf_counter() - t
+    if not shown_low:
+        return cov, low, None
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore")
+        level = max(o["relevance_level"], 1)
+        bounds = pl.DataFrame(metric_bounds(  # (rows of the checked run: checked)
+            mark_checked(run_df.filter(pl.col("run").is_in(shown_low))), qrels_df,
+            o["measures"], relevance_level=level,
+            # the non-relevant scenario is the report's own evaluation, at that level
+            values=per_query if level == o["relevance_level"] else None))
+    return cov, low, bounds
 
-    figures: list[Figure] = []
-    if o["figures"]:
-        t = time.perf_counter()
-        with warnings.catch_warnings():
-            warnings.simplefilter("ignore")
-            figures = _figures({"baseline": base, "run": run, "focus": focus,
-                                "depth": o["depth"]}, run_df, qrels_df, cmp)
-            if board is not None:
-                from ..figures.leaderboard import leaderboard_plot
 
-                with tempfile.TemporaryDirectory() as tmp:
-                    figures.append(_render(
-                        leaderboard_plot(board), "leaderboard", f"Leaderboard on {focus}",
-                        f"{board.describe_method()}. Bars: comparison intervals (no overlap = "
-                        "significant); right: rank interval and group letters.", Path(tmp)))
-        times["figures"] = time.perf_counter() - t
-
-    slices = None
-    if o.get("by") is not None:  # the "By slice" section (reporting/slices.py)
-        from .slices import slice_section
-
-        slices = slice_section(cmp.per_query, queries=o["queries"], by=o["by"], baseline=base,
-                               run=run, focus=focus, figures=o["figures"], render=_render,
-                               digits=o["digits"], options=dict(
-                                   test=o["test"], correction=o["correction"], alpha=o["alpha"],
-                                   ci=o["ci"], ci_method=o["ci_method"],
-                                   n_resamples=o["n_resamples"], seed=o["seed"]))
-        figures += [slices.figure] if slices.figure is not None else []
-
-    from .checks import banner, tie_note  # sef.check's banner; ties moving the headline
-
+def _draw(run_df: pl.DataFrame, qrels_df: pl.DataFrame, cmp: Comparison, board: Any,
+          who: tuple[str, str, str], o: dict[str, Any], times: dict[str, float]) -> list[Figure]:
+    """The report's figures (none with ``figures=False``), the leaderboard's last."""
+    if not o["figures"]:
+        return []
+    base, run, focus = who
     t = time.perf_counter()
-    notes += [n for n in [tie_note(run_df, qrels_df, focus, [base, run],
-                                   relevance_level=o["relevance_level"],
-                                   per_query=per_query)] if n]
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore")
+        figures = _figures({"baseline": base, "run": run, "focus": focus,
+                            "depth": o["depth"]}, run_df, qrels_df, cmp)
+        if board is not None:
+            from ..figures.leaderboard import leaderboard_plot
+
+            with tempfile.TemporaryDirectory() as tmp:
+                figures.append(_render(
+                    leaderboard_plot(board), "leaderboard", f"Leaderboard on {focus}",
+                    f"{board.describe_method()}. Bars: comparison intervals (no overlap = "
+                    "significant); right: rank interval and group letters.", Path(tmp)))
+    times["figures"] = time.perf_counter() - t
+    return figures
+
+
+def _slices(cmp: Comparison, base: str, run: str, focus: str, o: dict[str, Any]) -> Any:
+    """The "By slice" section (:mod:`searcheval_frames.reporting.slices`)."""
+    from .slices import slice_section
+
+    return slice_section(cmp.per_query, queries=o["queries"], by=o["by"], baseline=base,
+                         run=run, focus=focus, figures=o["figures"], render=_render,
+                         digits=o["digits"], options=dict(
+                             test=o["test"], correction=o["correction"], alpha=o["alpha"],
+                             ci=o["ci"], ci_method=o["ci_method"],
+                             n_resamples=o["n_resamples"], seed=o["seed"]))
+
+
+def _notes_and_banner(run_df: pl.DataFrame, qrels_df: pl.DataFrame, per_query: pl.DataFrame,
+                      who: tuple[str, str, str], o: dict[str, Any], notes: list[str],
+                      times: dict[str, float]) -> list[str]:
+    """A note when ties move the headline mean (appended to ``notes``) and sef.check's
+    banner lines."""
+    from .checks import banner, tie_note
+
+    base, run, focus = who
+    t = time.perf_counter()
+    note = tie_note(run_df, qrels_df, focus, [base, run], relevance_level=o["relevance_level"],
+                    per_query=per_query)
+    notes += [note] if note else []
     times["ties"] = time.perf_counter() - t
     t = time.perf_counter()
-    check_lines = banner(run_df, qrels_df, measures, o["relevance_level"])
+    lines = banner(run_df, qrels_df, o["measures"], o["relevance_level"])
     times["check"] = time.perf_counter() - t
-    long_first = sorted((n for n in display if display[n] != n), key=len, reverse=True)
-    for full in long_first:  # the banner and notes name runs as the tables do
-        check_lines = [line.replace(full, display[full]) for line in check_lines]
-        notes = [n.replace(full, display[full]) for n in notes]
-        power_note = power_note.replace(full, display[full])
-    t = time.perf_counter()
-    inputs = (describe_input(runs, run_df, "run") + describe_input(qrels, qrels_df, "qrels")
-              + describe_input(o["queries"], queries, "queries")
-              + describe_input(o["docs"], docs, "docs"))
-    times["provenance"] = time.perf_counter() - t
+    return lines
+
+
+def _shown_options(o: dict[str, Any], base: str, run: str, focus: str) -> dict[str, Any]:
+    """The options provenance records (the tables given as queries/docs are described
+    as inputs instead; ``by`` as text)."""
     shown = {k: v for k, v in o.items() if k not in ("queries", "docs", "command", "by")}
     if o.get("by") is not None:
         shown["by"] = [str(b) for b in (o["by"] if isinstance(o["by"], list) else [o["by"]])]
     shown.update(baseline=base, run=run, focus=focus)
-    title = o["title"] or f"Search quality: {display[run]} vs {display[base]}"
-    return ReportData(
-        title=title, baseline=base, run=run, runs=cmp.runs, measures=measure_names, focus=focus,
-        depth=o["depth"], k=o["k"], comparison=cmp, summary=summary, diffs=diffs,
-        coverage=cov, low_coverage=low, bounds=bounds, verdicts=verdicts,
-        headline=_lbs.headline(board, display[base], overall([v[0] for v in verdicts])),
-        leaderboard=board, losses=losses, wins=wins, figures=figures,
-        notes=notes, provenance=provenance(inputs, shown, o.get("command")), timings=times,
-        n_queries=int(cmp.means.get_column("n_queries").max() or 0),  # type: ignore[arg-type]
-        min_judged=o["min_judged"], digits=o["digits"], power=power_note, slices=slices,
-        relevance_level=o["relevance_level"], check=check_lines,
-        labels=sorted(int(v) for v in qrels_df.get_column("relevance").unique().to_list()),
-    )
+    return shown
 
 
 def _power_note(per_query: pl.DataFrame, base: str, run: str, focus: str, alpha: float) -> str:
