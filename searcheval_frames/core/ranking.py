@@ -179,11 +179,13 @@ def _padded_layout(block: np.ndarray, score: np.ndarray | pl.Series) -> np.ndarr
     starts = np.concatenate(([0], np.cumsum(lengths)[:-1]))
     s = score.to_numpy() if isinstance(score, pl.Series) else np.asarray(score)
     if nb * width == n:  # all blocks of one length (a run cut at one depth): no padding
-        col = np.argsort(-s.reshape(nb, width), axis=1, kind="stable")
+        # (not a stable sort: tied scores may come in any order, their ranks are set by
+        # doc_id afterwards; the default sort is ~3x faster than a stable one here)
+        col = np.argsort(-s.reshape(nb, width), axis=1)
         return (col + starts[:, None]).ravel()
     grid = np.full(nb * width, np.inf)
     grid[block * width + (np.arange(n) - starts[block])] = -s
-    col = np.argsort(grid.reshape(nb, width), axis=1, kind="stable")
+    col = np.argsort(grid.reshape(nb, width), axis=1)  # (padding: dropped by its index)
     keep = col < lengths[:, None]
     return (col + starts[:, None])[keep]
 
@@ -229,6 +231,30 @@ def _first_true(
         lo[act[~ok]] = mid[~ok] + 1
 
 
+def _judged_tie_groups(
+    p: np.ndarray, a: np.ndarray, b: np.ndarray, s: Callable[[np.ndarray], np.ndarray],
+    starts: np.ndarray, n: int,
+) -> tuple[np.ndarray, np.ndarray]:
+    """``[lo, hi)``: the tie group of each judged row ``p`` of a laid-out frame (block
+    ``[a, b)``, scores non-increasing, read by ``s``). A row whose neighbours in its block
+    score differently is its own group; only the others are searched for their group's
+    ends: by one pass over the scores when many of them are, else by binary search."""
+    sp = s(p)
+    tie = ((p > a) & (s(np.maximum(p - 1, 0)) == sp)) | (
+        (p + 1 < b) & (s(np.minimum(p + 1, max(n - 1, 0))) == sp))
+    lo, hi = p.copy(), p + 1
+    t = np.flatnonzero(tie)
+    if t.size == 0:
+        return lo, hi
+    if t.size * LINEAR_SHARE >= n:  # many tied judged rows: one pass over all scores
+        lo[t], hi[t] = _tie_groups(s(np.arange(n)), starts, p[t])
+    else:  # few: binary search in their blocks
+        pt, st = p[t], sp[t]
+        lo[t] = _first_true(a[t], pt, lambda m, i: s(m) <= st[i])
+        hi[t] = _first_true(pt + 1, b[t], lambda m, i: s(m) < st[i])
+    return lo, hi
+
+
 def _rank_presorted(
     run: pl.DataFrame, qrels: pl.DataFrame, compat: str, blocks: Blocks | None = None,
     perm: np.ndarray | None = None,
@@ -251,15 +277,14 @@ def _rank_presorted(
     # scores must not increase inside a block (they may at a block's first row);
     # sorted float64 scores stay sorted as float32 (trec_eval-9), so one check serves
     score = run.get_column("score")
-    if perm is not None:
-        score = score.gather(perm)
-    elif blocks.sorted_scores is False or (
+    if perm is None and (blocks.sorted_scores is False or (
         blocks.sorted_scores is None and not _descending(score, blocks)
-    ):
+    )):
         return None
+    raw = score.to_numpy()  # (in the run's order: laid-out rows are read through perm)
 
     def s(rows: np.ndarray) -> np.ndarray:
-        out = score.gather(rows).to_numpy()
+        out = raw[rows if perm is None else perm[rows]]
         return out.astype(np.float32).astype(np.float64) if compat == "trec_eval-9" else out
 
     ids = run.select(*KEYS, "doc_id")
@@ -288,16 +313,7 @@ def _rank_presorted(
         p = at[p]
     blk = np.searchsorted(starts, p, side="right") - 1
     a = starts[blk]
-    # tie group [lo, hi) of each judged document
-    if p.size * LINEAR_SHARE >= run.height:  # many: one pass over all scores
-        every = score.to_numpy()  # (the scores in order: no gather of every row)
-        if compat == "trec_eval-9":
-            every = every.astype(np.float32).astype(np.float64)
-        lo, hi = _tie_groups(every, starts, p)
-    else:  # few: binary search in their blocks
-        b, sp = ends[blk], s(p)
-        lo = _first_true(a, p, lambda m, i: s(m) <= sp[i])
-        hi = _first_true(p + 1, b, lambda m, i: s(m) < sp[i])
+    lo, hi = _judged_tie_groups(p, a, ends[blk], s, starts, run.height)
     above = lo - a
     tied = np.flatnonzero(hi - lo > 1)
     if tied.size:
@@ -318,7 +334,8 @@ def _rank_presorted(
     # in (run, query) order, then rank) instead of by the id strings
     place = np.empty(blocks.starts.size, np.int64)
     place[_key_order(blocks)] = np.arange(blocks.starts.size)
-    order = np.lexsort((above, place[blk]))
+    # one integer key (place, rank): a single argsort instead of a two-key lexsort
+    order = np.argsort(place[blk] * int(blocks.lengths.max()) + above, kind="stable")
     judged = hits.select(
         *KEYS, "doc_id", "relevance", pl.Series("rank", above + 1, dtype=pl.Int64)
     )[order]
