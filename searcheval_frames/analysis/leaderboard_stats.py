@@ -218,9 +218,13 @@ def rank_bootstrap(X: np.ndarray, n_resamples: int, rng: np.random.Generator, *,
         m = min(block, n_resamples - b0)
         # multinomial weights: how often each query is drawn (bincount beats multinomial)
         draws = rng.integers(0, n, (m, n))
-        draws += (np.arange(m) * n)[:, None]
         w = weights[:m]
-        w[...] = np.bincount(draws.ravel(), minlength=m * n).reshape(m, n)
+        if n >= 256:  # one bincount per sample: its n cells stay in cache (m * n do not)
+            for i in range(m):
+                w[i] = np.bincount(draws[i], minlength=n)
+        else:
+            draws += (np.arange(m) * n)[:, None]
+            w[...] = np.bincount(draws.ravel(), minlength=m * n).reshape(m, n)
         means = w @ X / n
         order = np.argsort(-means, axis=1, kind="stable")
         r = np.empty_like(order)
