@@ -179,8 +179,7 @@ def _padded_layout(block: np.ndarray, score: np.ndarray | pl.Series) -> np.ndarr
     starts = np.concatenate(([0], np.cumsum(lengths)[:-1]))
     s = score.to_numpy() if isinstance(score, pl.Series) else np.asarray(score)
     if nb * width == n:  # all blocks of one length (a run cut at one depth): no padding
-        # (not a stable sort: tied scores may come in any order, their ranks are set by
-        # doc_id afterwards; the default sort is ~3x faster than a stable one here)
+        # (ties in any order: their ranks are set by doc_id; ~3x faster than kind="stable")
         col = np.argsort(-s.reshape(nb, width), axis=1)
         return (col + starts[:, None]).ravel()
     grid = np.full(nb * width, np.inf)
@@ -199,22 +198,8 @@ def _group_starts(scores: np.ndarray, starts: np.ndarray) -> np.ndarray:
     return brk
 
 
-def _tie_groups(
-    scores: np.ndarray, starts: np.ndarray, p: np.ndarray
-) -> tuple[np.ndarray, np.ndarray]:
-    """``[lo, hi)``: the rows of the tie group (equal scores inside one block) of each row
-    in ``p``, from one pass over the frame's scores (in block order, non-increasing)."""
-    n = scores.size
-    brk = _group_starts(scores, starts)
-    group_starts = np.flatnonzero(brk)
-    gid = np.cumsum(brk[: int(p.max()) + 1] if p.size else brk) - 1
-    g = gid[p]
-    return group_starts[g], np.append(group_starts[1:], n)[g]
-
-
-def _first_true(
-    lo: np.ndarray, hi: np.ndarray, test: Callable[[np.ndarray, np.ndarray], np.ndarray]
-) -> np.ndarray:
+def _first_true(lo: np.ndarray, hi: np.ndarray,
+                test: Callable[[np.ndarray, np.ndarray], np.ndarray]) -> np.ndarray:
     """Vectorised binary search: per element, the first i in [lo, hi) with test(i) True.
 
     ``test`` must be monotone (False ... False True ... True) on each range;
@@ -231,14 +216,12 @@ def _first_true(
         lo[act[~ok]] = mid[~ok] + 1
 
 
-def _judged_tie_groups(
-    p: np.ndarray, a: np.ndarray, b: np.ndarray, s: Callable[[np.ndarray], np.ndarray],
-    starts: np.ndarray, n: int,
-) -> tuple[np.ndarray, np.ndarray]:
-    """``[lo, hi)``: the tie group of each judged row ``p`` of a laid-out frame (block
-    ``[a, b)``, scores non-increasing, read by ``s``). A row whose neighbours in its block
-    score differently is its own group; only the others are searched for their group's
-    ends: by one pass over the scores when many of them are, else by binary search."""
+def _tie_groups(p: np.ndarray, a: np.ndarray, b: np.ndarray, s: Callable[[np.ndarray], np.ndarray],
+                starts: np.ndarray, n: int) -> tuple[np.ndarray, np.ndarray]:
+    """``[lo, hi)``: the tie group (equal scores inside one block) of each judged row ``p``
+    of a laid-out frame (block ``[a, b)``, scores non-increasing, read by ``s``). A row
+    whose neighbours in its block score differently is its own group; only the others are
+    searched: by one pass over all scores when many, else by binary search."""
     sp = s(p)
     tie = ((p > a) & (s(np.maximum(p - 1, 0)) == sp)) | (
         (p + 1 < b) & (s(np.minimum(p + 1, max(n - 1, 0))) == sp))
@@ -247,7 +230,10 @@ def _judged_tie_groups(
     if t.size == 0:
         return lo, hi
     if t.size * LINEAR_SHARE >= n:  # many tied judged rows: one pass over all scores
-        lo[t], hi[t] = _tie_groups(s(np.arange(n)), starts, p[t])
+        brk = _group_starts(s(np.arange(n)), starts)
+        group_starts = np.flatnonzero(brk)
+        g = (np.cumsum(brk[: int(p[t].max()) + 1]) - 1)[p[t]]
+        lo[t], hi[t] = group_starts[g], np.append(group_starts[1:], n)[g]
     else:  # few: binary search in their blocks
         pt, st = p[t], sp[t]
         lo[t] = _first_true(a[t], pt, lambda m, i: s(m) <= st[i])
@@ -313,7 +299,7 @@ def _rank_presorted(
         p = at[p]
     blk = np.searchsorted(starts, p, side="right") - 1
     a = starts[blk]
-    lo, hi = _judged_tie_groups(p, a, ends[blk], s, starts, run.height)
+    lo, hi = _tie_groups(p, a, ends[blk], s, starts, run.height)
     above = lo - a
     tied = np.flatnonzero(hi - lo > 1)
     if tied.size:
@@ -330,18 +316,14 @@ def _rank_presorted(
             .agg((pl.col("_d") > pl.col("_mine")).sum().alias("_n"))
         )
         np.add.at(above, extra.get_column("_h").to_numpy(), extra.get_column("_n").to_numpy())
-    # sorted by run, query and rank as rank_judged promises: by integers (the blocks' places
-    # in (run, query) order, then rank) instead of by the id strings
+    # sorted by run, query and rank as rank_judged promises: by one integer key (the block's
+    # place in (run, query) order, then rank), not by the id strings nor a two-key lexsort
     place = np.empty(blocks.starts.size, np.int64)
     place[_key_order(blocks)] = np.arange(blocks.starts.size)
-    # one integer key (place, rank): a single argsort instead of a two-key lexsort
     order = np.argsort(place[blk] * int(blocks.lengths.max()) + above, kind="stable")
-    judged = hits.select(
-        *KEYS, "doc_id", "relevance", pl.Series("rank", above + 1, dtype=pl.Int64)
-    )[order]
-    num_ret = blocks.keys.select(
-        *KEYS, pl.Series("num_ret", blocks.lengths, dtype=pl.Int64)
-    )
+    judged = hits.select(*KEYS, "doc_id", "relevance",
+                         pl.Series("rank", above + 1, dtype=pl.Int64))[order]
+    num_ret = blocks.keys.select(*KEYS, pl.Series("num_ret", blocks.lengths, dtype=pl.Int64))
     return judged, num_ret
 
 
