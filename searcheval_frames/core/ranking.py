@@ -47,6 +47,7 @@ import polars as pl
 
 from ..frames import Blocks, query_blocks, score_increases
 from ..frames.blocks import DOC_HASH
+from ._judged import judged_hits
 
 __all__ = ["RankedJudged", "rank_judged", "ranked_rows"]
 
@@ -277,21 +278,16 @@ def _rank_presorted(
     if blocks.marked is not None:  # found by the reader (rows of the qrels' documents)
         cand = pl.Series("_p", blocks.marked, dtype=pl.Int64)
         hits = ids[cand].with_columns(cand)
-    elif qrels.height * 8 >= run.height:  # many labels: a pre-filter would cost more
-        hits = ids.with_row_index("_p").with_columns(pl.col("_p").cast(pl.Int64))
-    elif blocks.doc_hash is not None:  # hashed by validation: integers, not strings
+    elif blocks.doc_hash is not None and qrels.height * 8 < run.height:  # hashed by validation: integers, not strings
         judged_hashes = qrels.select(DOC_HASH.unique().implode()).to_series()
         cand = blocks.doc_hash.to_frame("_h").select(
             pl.arg_where(pl.col("_h").is_in(judged_hashes)).cast(pl.Int64).alias("_p")
         ).to_series()
         hits = ids[cand].with_columns(cand)
-    else:  # cheap single-column pre-filter before the two-key join
-        judged_docs = qrels.get_column("doc_id").unique().implode()
-        cand = run.select(
-            pl.arg_where(pl.col("doc_id").is_in(judged_docs)).cast(pl.Int64).alias("_p")
-        ).to_series()
-        hits = ids[cand].with_columns(cand)
-    hits = hits.join(qrels, on=["query_id", "doc_id"], how="inner")
+    else:  # by 64-bit pair hashes, one parallel pass (a collision is dropped by the ids)
+        hits = judged_hits(run, qrels, KEYS)
+    if "relevance" not in hits.columns:
+        hits = hits.join(qrels, on=["query_id", "doc_id"], how="inner")
     p = hits.get_column("_p").to_numpy()
     if perm is not None:  # rows of run -> rows of the laid-out frame
         at = np.empty(perm.size, np.int64)
