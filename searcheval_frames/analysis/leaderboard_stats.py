@@ -35,7 +35,7 @@ import numpy as np
 from ..optional import require
 
 __all__ = ["anova_two_way", "letters", "pairwise_family", "range_null", "rank_bootstrap",
-           "tukey_for_pairs", "tukey_hsd"]
+           "tukey_for_pairs", "tukey_hsd", "warm_kernel"]
 
 _BATCH = 8_000_000  # elements per block
 
@@ -123,6 +123,16 @@ def _numba_kernel() -> Any:
 
 
 _KERNEL: list[Any] = []
+
+
+def warm_kernel() -> None:
+    """Compile (or load from numba's cache) the randomised-HSD kernel now, on a tiny
+    input, so a later :func:`range_null` does not wait for it; nothing without numba.
+    Not to be called while another thread runs :func:`range_null`."""
+    if not _KERNEL:
+        _KERNEL.append(_numba_kernel())
+    if _KERNEL[0] is not None:
+        _KERNEL[0](np.zeros((2, 2)), 1, 0)
 
 
 def _numpy_ranges(R: np.ndarray, B: int, rng: np.random.Generator, tick: Any) -> np.ndarray:

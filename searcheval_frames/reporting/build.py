@@ -11,6 +11,7 @@ from __future__ import annotations
 
 import math
 import tempfile
+import threading
 import time
 import warnings
 from dataclasses import dataclass, field
@@ -36,6 +37,7 @@ from ..options import (
     check_optional_int,
     check_str_list,
 )
+from ._warm import warm_up
 from .baseline import check_columns, choose_baseline
 from .examples import Example, examples
 from .provenance import describe_input, provenance
@@ -215,8 +217,9 @@ def build(runs: Any, qrels: Any, **options: Any) -> ReportData:
             "Pass several run files or a frame with a run column."
         )
     base = choose_baseline(o["baseline"], names, _F)
+    warm = warm_up(figures=o["figures"], leaderboard=len(names) > 2)  # (while evaluating)
     per_query, summary, cmp, notes = _evaluate_and_compare(run_df, qrels_df, names, base, o,
-                                                           times)
+                                                           times, warm)
     focus, run = _focus_and_run(cmp, base, o)
     display = run_display_names(list(cmp.runs), width=28)  # the names the tables show
     verdicts = _verdicts(cmp, display)
@@ -278,7 +281,7 @@ def build(runs: Any, qrels: Any, **options: Any) -> ReportData:
 
 def _evaluate_and_compare(
     run_df: pl.DataFrame, qrels_df: pl.DataFrame, names: list[str], base: str,
-    o: dict[str, Any], times: dict[str, float],
+    o: dict[str, Any], times: dict[str, float], warm: threading.Thread,
 ) -> tuple[pl.DataFrame, pl.DataFrame, Comparison, list[str]]:
     """One evaluation per query (the summary is aggregated from it, the comparison pairs
     it: evaluating the runs twice doubled this stage), then the tests; their warnings
@@ -291,6 +294,7 @@ def _evaluate_and_compare(
         summary = summarize(per_query)
         times["evaluate"] = time.perf_counter() - t
         t = time.perf_counter()
+        warm.join()  # scipy, matplotlib and the HSD kernel loaded meanwhile (_warm.py)
         n_pairs = (len(names) - 1) * len(o["measures"])
         if o["ci_method"] == "auto":
             # the interval that inverts the test, at the level matched to the correction, so
