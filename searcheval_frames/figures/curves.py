@@ -27,6 +27,7 @@ import math
 from collections.abc import Iterable, Mapping, Sequence
 from typing import Any, Literal, cast
 
+import numpy as np
 import polars as pl
 
 from ..core.plan import query_plan
@@ -241,19 +242,7 @@ def precision_recall_at_k(
         func="precision_recall_at_k",
     )
     top, ks = _cutoffs(k, table)
-    grid = table.select(*KEYS, "num_rel").join(
-        pl.DataFrame({"k": pl.int_range(1, top + 1, eager=True, dtype=pl.Int64)}), how="cross"
-    )
-    hits = relevant.filter(pl.col("rank") <= top).select(
-        *KEYS, pl.col("rank").alias("k"), pl.lit(1, pl.Int64).alias("_hit")
-    )
-    counts = (
-        grid.join(hits, on=[*KEYS, "k"], how="left")
-        .sort([*KEYS, "k"])
-        .with_columns(
-            pl.col("_hit").fill_null(0).cum_sum().over(KEYS).alias("relevant_retrieved")
-        )
-    )
+    counts = _relevant_at_each_k(table.select(*KEYS, "num_rel"), relevant, top)
     if ks is not None:
         counts = counts.filter(pl.col("k").is_in(ks))
     result = counts.select(
@@ -274,6 +263,29 @@ def precision_recall_at_k(
     else:
         result = _order(result, run_df, ["query_id", "k"])
     return to_native(result, kind)
+
+
+def _relevant_at_each_k(table: pl.DataFrame, relevant: pl.DataFrame, top: int) -> pl.DataFrame:
+    """Per (run, query) of ``table`` and k = 1..``top``: the relevant documents in the top
+    k (``relevant``: their ranks), sorted by run, query and k.
+
+    One count per (query, rank) cell and a cumulative sum along each query's row of a
+    2-D array (queries x k), instead of a cross join of the queries with every k, a join
+    on four keys, a sort by the id strings and a grouped cumulative sum.
+    """
+    tab = table.sort(KEYS)
+    n = tab.height
+    hits = relevant.filter(pl.col("rank") <= top).join(
+        tab.select(KEYS).with_row_index("_b"), on=KEYS, how="inner")
+    cell = (hits.get_column("_b").cast(pl.Int64).to_numpy() * top
+            + hits.get_column("rank").to_numpy() - 1)
+    cum = np.bincount(cell, minlength=n * top).reshape(n, top).cumsum(axis=1)
+    return tab[np.repeat(np.arange(n), top)].with_columns(
+        pl.Series("k", np.tile(np.arange(1, top + 1, dtype=np.int64), n)),
+        pl.Series("relevant_retrieved", cum.ravel().astype(np.int64)),
+    ).select(  # (sorted, as the former sort by the keys flagged it: polars' grouped
+        # means take the same path and give the same bits)
+        pl.col("run").set_sorted(), "query_id", "num_rel", "k", "relevant_retrieved")
 
 
 # --------------------------------------------------------------------------- PR curve
