@@ -250,3 +250,21 @@ def test_query_set_from_a_file(data_dir):
     f = sef.check(run, fewer, queries=str(ex / "queries.tsv"))
     row = f.to_polars().filter(pl.col("code") == "query_set_mismatch")
     assert row.height == 1 and row["query_id"][0].to_list() == [first]
+
+
+def test_a_validated_run_gets_the_same_findings():
+    """A run validated already (sef.read_run, the report) skips the checks validation
+    did (finite scores, repeats, padded ids): the findings equal those of the raw frame,
+    padded ids of the qrels included."""
+    from searcheval_frames.frames import mark_checked, run_frame
+
+    raw = pl.DataFrame({"run": "r", "query_id": ["1", "1", "1", "2", "2", "07"],
+                        "doc_id": ["a", "b", "c", "a", "d", "x"],
+                        "score": [3.0, 2.0, 2.0, 1.0, 1.0, 5.0]})
+    qrels = pl.DataFrame({"query_id": ["1", "1", "2", "7", "3"],
+                          "doc_id": ["a", " b", "d", "x", "z"], "relevance": [1, 0, 2, 1, 1]})
+    checked = mark_checked(run_frame(raw))
+    want = sef.check(raw, qrels, measures=["P@2", "nDCG@3"])
+    got = sef.check(checked, qrels, measures=["P@2", "nDCG@3"])
+    assert "padded_ids" in got.codes() and "id_format_mismatch" in got.codes()
+    assert got.to_polars().equals(want.to_polars())

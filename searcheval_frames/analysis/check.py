@@ -140,7 +140,7 @@ def check(
     # document and maybe its blocks: those checks cannot find anything, they are skipped
     known, blocks = frames.checked_blocks(r)
     stats = _ranked(r, max(ks, default=0) + 1, blocks, finite=known)  # (every per-query check)
-    _ids(r, q, stats, out)
+    _ids(r, q, stats, out, validated=known)
     _queries(stats, q, queries, out)
     _labels(q, level, relevance_level is None, scale, out)
     _run_rows(r, stats, out, validated=known)
@@ -190,8 +190,9 @@ def _norm(col: str) -> pl.Expr:
 
 
 def _ids(r: pl.DataFrame, q: pl.DataFrame, stats: pl.DataFrame,
-         out: list[dict[str, Any]]) -> None:
-    for name, df in (("run", r), ("qrels", q)):
+         out: list[dict[str, Any]], validated: bool = False) -> None:
+    # (a validated run has no padded id: validation raised PaddedIdError for one)
+    for name, df in (("run", r), ("qrels", q))[1 if validated else 0:]:
         for col in ("query_id", "doc_id"):
             ids = stats if name == "run" and col == "query_id" else df  # (one row a query)
             bad = ids.filter(pl.col(col).str.contains(r"^\s|\s$"))
