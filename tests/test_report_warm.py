@@ -86,3 +86,17 @@ def test_a_failing_warm_up_changes_nothing(monkeypatch):
     assert got.data.summary.equals(want.data.summary)
     assert got.data.leaderboard.frame.equals(want.data.leaderboard.frame)
     assert not _warm_threads()
+
+
+def test_the_digests_computed_beside_the_figures_are_the_inputs_records():
+    """The content digests run in a thread while the figures are drawn: the provenance
+    records equal describe_input's, computed here in the caller's thread."""
+    from searcheval_frames.analysis._inputs import qrels_pl, runs_pl
+    from searcheval_frames.reporting.provenance import describe_input
+
+    run, qrels = _runs()
+    rep = sef.report(run, qrels, baseline="run0", n_resamples=100, progress=False)
+    want = (describe_input(run, runs_pl(run), "run")
+            + describe_input(qrels, qrels_pl(qrels), "qrels"))
+    assert rep.data.provenance["inputs"] == want
+    assert not [t for t in threading.enumerate() if t.name.startswith("searcheval-report")]

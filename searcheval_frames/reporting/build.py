@@ -14,6 +14,7 @@ import tempfile
 import threading
 import time
 import warnings
+from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
@@ -246,6 +247,12 @@ def build(runs: Any, qrels: Any, **options: Any) -> ReportData:
     cov, low, bounds = _coverage_and_bounds(run_df, qrels_df, per_query, cmp, (base, run), o,
                                             notes)
     times["coverage"] = time.perf_counter() - t
+    # the inputs' content digests (polars, numpy's sort and hashlib release the GIL) are
+    # computed in a thread while matplotlib draws and the notes are written
+    pool = ThreadPoolExecutor(1, thread_name_prefix="searcheval-report-digests")
+    digests = pool.submit(_inputs, (runs, run_df), (qrels, qrels_df), (o["queries"], queries),
+                          (o["docs"], docs))
+    pool.shutdown(wait=False)
     figures = _draw(run_df, qrels_df, cmp, board, (base, run, focus), o, times)
     slices = None
     if o.get("by") is not None:  # the "By slice" section (reporting/slices.py)
@@ -259,10 +266,8 @@ def build(runs: Any, qrels: Any, **options: Any) -> ReportData:
         notes[:] = [n.replace(full, display[full]) for n in notes]
         power_note = power_note.replace(full, display[full])
     t = time.perf_counter()
-    inputs = (describe_input(runs, run_df, "run") + describe_input(qrels, qrels_df, "qrels")
-              + describe_input(o["queries"], queries, "queries")
-              + describe_input(o["docs"], docs, "docs"))
-    times["provenance"] = time.perf_counter() - t
+    inputs = digests.result()
+    times["provenance"] = time.perf_counter() - t  # (what was left of it after the figures)
     return ReportData(
         title=o["title"] or f"Search quality: {display[run]} vs {display[base]}",
         baseline=base, run=run, runs=cmp.runs, measures=cmp.measures, focus=focus,
@@ -277,6 +282,13 @@ def build(runs: Any, qrels: Any, **options: Any) -> ReportData:
         relevance_level=o["relevance_level"], check=check_lines,
         labels=sorted(int(v) for v in qrels_df.get_column("relevance").unique().to_list()),
     )
+
+
+def _inputs(*given: tuple[Any, pl.DataFrame | None]) -> list[dict[str, Any]]:
+    """Provenance records of the runs, qrels, queries and docs (as given, as read)."""
+    roles = ("run", "qrels", "queries", "docs")
+    return [rec for (obj, frame), role in zip(given, roles, strict=True)
+            for rec in describe_input(obj, frame, role)]
 
 
 def _evaluate_and_compare(
