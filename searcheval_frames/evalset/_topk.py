@@ -22,15 +22,27 @@ from typing import Any
 import numpy as np
 import polars as pl
 
-from ..frames import Blocks, checked_blocks, query_blocks
+from ..frames import Blocks, checked_blocks, mark_checked, query_blocks
 
-__all__ = ["FILL_FREE", "TOP_ONLY", "blocks_of", "evaluation_groups", "judged_in_top", "reads_top",
-           "top_mask", "top_only"]
+__all__ = ["FILL_FREE", "TOP_ONLY", "blocks_of", "checked_ranked", "evaluation_groups",
+           "judged_in_top", "reads_top", "top_mask", "top_only"]
 
 
 def blocks_of(run: pl.DataFrame) -> Blocks | None:
     """The run's (run, query) blocks: those recorded with the checked frame, else found."""
     return checked_blocks(run)[1] or query_blocks(run)
+
+
+def checked_ranked(rows: pl.DataFrame) -> pl.DataFrame:
+    """``rows`` of a checked, ranked run (sorted by run, query and rank, as
+    :func:`~searcheval_frames.core.ranking.ranked_rows` returns them, maybe cut at a
+    depth) without ``rank``, recorded as checked with its blocks: a block starts where
+    the rank is 1, and scores do not increase inside it (no pass over the id strings)."""
+    rank = rows.get_column("rank").to_numpy()
+    starts = np.flatnonzero(rank == 1)
+    ends = np.append(starts[1:], rank.size)
+    keys = rows.select(pl.col("run", "query_id").gather(starts))
+    return mark_checked(rows.drop("rank"), Blocks(starts, ends, keys, sorted_scores=True))
 
 
 def _per_block(values: np.ndarray, blocks: Blocks, width: int | None) -> np.ndarray:

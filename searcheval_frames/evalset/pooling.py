@@ -25,7 +25,7 @@ import polars as pl
 
 from ..core.ranking import ranked_rows
 from ..errors import InvalidOptionError, format_rows
-from ..frames import input_kind, mark_checked, qrels_frame, run_frame, to_native
+from ..frames import input_kind, qrels_frame, run_frame, to_native
 from ..options import (
     check_bool,
     check_choice,
@@ -33,7 +33,7 @@ from ..options import (
     check_int,
     check_optional_int,
 )
-from ._topk import blocks_of, evaluation_groups, judged_in_top, reads_top
+from ._topk import blocks_of, checked_ranked, evaluation_groups, judged_in_top, reads_top
 
 __all__ = ["coverage", "holes", "metric_bounds", "pool"]
 
@@ -342,7 +342,7 @@ def _scenarios(all_ranked: pl.DataFrame, q: pl.DataFrame, gaps: pl.DataFrame, pa
         warnings.simplefilter("ignore", UserWarning)
         # (rows checked by run_frame above: evaluate need not check them again; a query's
         # value depends on its own rows only, so every run is evaluated in one call)
-        lows = pl.DataFrame(evaluate(mark_checked(all_ranked.drop("rank")), q, parsed,
+        lows = pl.DataFrame(evaluate(checked_ranked(all_ranked), q, parsed,
                                      **kwargs)) if lows is None else lows
         for (name,), part in all_ranked.group_by(["run"], maintain_order=True):
             run_gaps = gaps.filter(pl.col("run") == name)
@@ -358,7 +358,7 @@ def _scenarios(all_ranked: pl.DataFrame, q: pl.DataFrame, gaps: pl.DataFrame, pa
                 )
                 # measures that read their top d only: the rows below it need no ranking
                 rows = part.filter(pl.col("rank") <= d) if reads_top(ms, d) else part
-                high = pl.DataFrame(evaluate(mark_checked(rows.drop("rank")),
+                high = pl.DataFrame(evaluate(checked_ranked(rows),
                                              pl.concat([q, fill]), ms, **kwargs))
                 highs.append(high.with_columns(pl.col("measure").replace_strict(
                     depth_of, return_dtype=pl.Int64).alias("_d")).join(
