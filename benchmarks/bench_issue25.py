@@ -120,10 +120,22 @@ def file_rows(sizes: list[str], tools: list[str], repeats: int) -> dict:
     return results
 
 
-def report_row(quick: bool) -> dict:
+def report_row(quick: bool, rounds: int = 1) -> dict:
+    """The report in ``rounds`` fresh processes: the one with the median total (its phases),
+    with every total beside it. numba's cache of the HSD kernel is filled first (a process
+    that compiles it, not timed): a fresh install or a changed kernel file compiles it
+    once, in whichever process comes first."""
     args = ["--runs", "5", "--queries", "1000"] if quick else []
-    print("report ...", flush=True)
-    return _json_of([str(HERE / "bench_report.py"), "--json", *args])
+    subprocess.run([sys.executable, "-c", "from searcheval_frames.analysis.leaderboard_stats "
+                    "import warm_kernel; warm_kernel()"], check=True, env=_env())
+    runs = []
+    for i in range(rounds):
+        print(f"report #{i + 1} ...", flush=True)
+        runs.append(_json_of([str(HERE / "bench_report.py"), "--json", *args]))
+    runs.sort(key=lambda r: r["total"])
+    out = runs[len(runs) // 2]
+    out["totals"] = [r["total"] for r in runs]
+    return out
 
 
 def leaderboard_row() -> dict:
@@ -225,7 +237,11 @@ def render(res: dict, a: argparse.Namespace) -> str:
                   f"({rep['evaluate_cpu']:.1f} s CPU) → report / evaluate = "
                   f"**{rep['total'] / rep['evaluate']:.1f}x** (goal <= 2); total goal <= 6 s: "
                   f"{'met' if rep['total'] <= 6 else '**missed**'}; coverage and bounds "
-                  f"{cov:.2f} s (goal <= 1 s) {'met' if cov <= 1 else '**missed**'}.", "",
+                  f"{cov:.2f} s (goal <= 1 s) {'met' if cov <= 1 else '**missed**'}."
+                  + (f" The report's totals in {len(rep['totals'])} fresh processes: "
+                     + ", ".join(f"{t:.2f}" for t in rep["totals"]) + " s (the median "
+                     "one's phases below; numba's kernel cache filled before)."
+                     if len(rep.get("totals", [])) > 1 else ""), "",
                   "| report phase | wall s | CPU s |", "|---|--:|--:|"]
         cpu = rep.get("stages_cpu") or {}
         lines += [f"| {k.removeprefix('report: ')} | {v:.2f} | "
@@ -288,7 +304,7 @@ def main() -> None:
     else:
         res["file"] = {}
     if "report" not in skip:
-        res["report"] = report_row(a.quick)
+        res["report"] = report_row(a.quick, 1 if a.quick else rounds)
     if "leaderboard" not in skip:
         res["leaderboard"] = leaderboard_row()
     if "judge" not in skip:
