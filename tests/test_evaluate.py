@@ -493,3 +493,28 @@ def test_hits_is_ranx_count_and_hit_rate_is_success():
     mean = sef.evaluate(run, qrels, ["hits@5", "P@5"])
     assert mean["measure"].to_list() == ["Hits@5", "P@5"]
     assert mean["value"][0] == pytest.approx(5 * mean["value"][1])
+
+
+@settings(max_examples=80, deadline=None)
+@given(st.integers(1, 4), st.integers(1, 5), st.integers(1, 6), st.data())
+def test_duplicates_in_several_runs_of_equal_blocks(n_runs, n_q, depth, data):
+    """Several runs whose (run, query) blocks are all of one length: validation hashes the
+    documents only and looks for a repeat inside each block (issue #25). A document in
+    several runs or queries is fine; one twice in a block is refused, wherever it is."""
+    docs = [f"d{i}" for i in range(depth)]
+    rows = [(f"r{r}", f"q{q}", d, float(depth - i)) for r in range(n_runs)
+            for q in range(n_q) for i, d in enumerate(docs)]
+    run = pl.DataFrame(rows, schema=["run", "query_id", "doc_id", "score"], orient="row")
+    qrels = pl.DataFrame({"query_id": ["q0"], "doc_id": ["d0"], "relevance": [1]})
+    assert sef.evaluate(run, qrels, "P@1").height == n_runs
+    if depth < 2:
+        return
+    at = data.draw(st.integers(0, run.height - 1))
+    twin = data.draw(st.integers(0, depth - 1).filter(lambda i: i != at % depth))
+    start = at - at % depth  # the block of row `at`: its doc becomes another of its block's
+    bad = run.with_columns(pl.when(pl.int_range(pl.len()) == at)
+                           .then(pl.lit(docs[twin])).otherwise(pl.col("doc_id"))
+                           .alias("doc_id"))
+    assert bad["doc_id"][start:start + depth].n_unique() == depth - 1
+    with pytest.raises(sef.DuplicateRowsError):
+        sef.evaluate(bad, qrels, "P@1")

@@ -125,9 +125,10 @@ def run_checks(
     ``bad_score``: a score is missing, NaN or infinite; ``blocks``: as
     :func:`query_blocks` for ``key[:2]``; ``key_hash``: as :func:`key_hash` of the
     three key columns, except that a constant ``key[0]`` (one run) is left out of it,
-    and so is ``key[1]`` when the blocks are all of one length: then
-    :func:`has_repeats` with these blocks looks for a repeat inside each block only,
-    where the query is one (hashing the query ids too was a third of this pass).
+    and both ``key[0]`` and ``key[1]`` are when the blocks are all of one length (several
+    runs too): then :func:`has_repeats` with these blocks looks for a repeat inside each
+    block only, where the run and the query are one (hashing their ids too was two
+    thirds of this pass).
     The expressions run in parallel in one ``select`` instead of four passes.
 
     Examples
@@ -153,11 +154,12 @@ def run_checks(
     bad = bool(row.get_column("bad")[0]) or df.height == 0
     blocks = None if bad else _blocks(df, (outer, inner), np.concatenate(
         ([0], np.cumsum(lengths)[:-1])), const)
-    if not const:
+    equal = blocks is not None and bool((blocks.lengths == blocks.lengths[0]).all())
+    if not const and not equal:
         return bad, blocks, key_hash(df, list(key))
-    if blocks is not None and doc == "doc_id":
+    if const and blocks is not None and doc == "doc_id":
         blocks = replace(blocks, doc_hash=h)
-    if blocks is None or not (blocks.lengths == blocks.lengths[0]).all():
+    if not equal:
         h = df.select((pl.col(inner).hash(seed=2) ^ h).alias("_h")).to_series()
     return bad, blocks, h
 
