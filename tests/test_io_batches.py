@@ -240,3 +240,16 @@ def test_a_comment_line_with_six_fields_is_skipped_in_any_batch(tmp_path, monkey
     path.write_text("\n".join(lines) + "\n")
     df = sef.read_run(path)
     assert df.select("query_id", "doc_id").rows() == [("1", "a"), ("1", "b"), ("2", "a")]
+
+
+@settings(max_examples=150, deadline=None,
+          suppress_health_check=[HealthCheck.function_scoped_fixture])
+@given(data=st.binary(max_size=40) | st.text(alphabet=" ab1\n\t\r\x0b\x0cé\u00a0").map(
+    str.encode), chunk=st.integers(1, 9))
+def test_only_spaces_in_chunks_matches_the_whole_file_test(tmp_path, monkeypatch, data, chunk):
+    """The byte scan reads small chunks into one buffer; the answer is the whole file's."""
+    monkeypatch.setattr(trec_fast, "SCAN_CHUNK", chunk)
+    path = tmp_path / "r.run"
+    path.write_bytes(data)
+    whole = data.isascii() and not any(b in data for b in (b"\t", b"\r", b"\x0b", b"\x0c"))
+    assert trec_fast._only_spaces(path) is whole

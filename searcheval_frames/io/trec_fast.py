@@ -163,13 +163,21 @@ _SPACE_IN_IDS = pl.any_horizontal(pl.col(c).str.contains(r"\s") for c in ("query
 _OTHER_SPACE = (b"\t", b"\r", b"\x0b", b"\x0c")
 
 
+#: Bytes read at a time by :func:`_only_spaces`: a chunk that stays in the core's cache
+#: while the five tests read it (with 16 MiB chunks each test read memory again: 0.08 s
+#: of CPU for 7M lines instead of 0.04)
+SCAN_CHUNK = 1 << 20
+
+
 def _only_spaces(path: Path) -> bool:
     """Whether the file is ASCII whose only whitespace is spaces and LF line ends: its ids
-    then cannot hold whitespace. (Chunks of 16 MiB: ``isascii`` and ``in`` run at memory
-    speed; a non-ASCII file gets the per-id checks, even when it has no odd whitespace.)"""
+    then cannot hold whitespace. (``isascii`` and ``in`` on chunks read into one reused
+    buffer; a non-ASCII file gets the per-id checks, even when it has no odd whitespace.)"""
+    buf = bytearray(SCAN_CHUNK)
     try:
-        with open(path, "rb") as fh:
-            while chunk := fh.read(1 << 24):
+        with open(path, "rb", buffering=0) as fh:
+            while n := fh.readinto(buf):
+                chunk = buf if n == SCAN_CHUNK else buf[:n]
                 if not chunk.isascii() or any(b in chunk for b in _OTHER_SPACE):
                     return False
     except OSError:
