@@ -198,6 +198,26 @@ def repeats_in_blocks(values: np.ndarray, lengths: np.ndarray | None = None) -> 
     return bool((v[1:] == v[:-1]).any())
 
 
+def repeated_blocks(values: np.ndarray, lengths: np.ndarray) -> np.ndarray:
+    """The blocks (indices into ``lengths``) in which a value repeats.
+
+    ``values``: 32-bit values (hashes of a block's documents, say), the blocks' one after
+    the other. A repeat is only a candidate for the caller's exact check: 32-bit hashes of
+    a thousand distinct documents collide in about one block in 9,000. Blocks of one length
+    are sorted as the rows of a 2-D array (32-bit sorts: ~2.5x faster than the 64-bit
+    ones); other blocks in one sort of (block, value) pairs packed in 64 bits.
+    """
+    if lengths.size == 0:
+        return np.zeros(0, np.int64)
+    if (lengths == lengths[0]).all():
+        v = np.sort(values.reshape(lengths.size, int(lengths[0])), axis=1)
+        same = v[:, 1:] == v[:, :-1]
+        return np.flatnonzero(same.any(axis=1)) if same.any() else np.zeros(0, np.int64)
+    block = np.repeat(np.arange(lengths.size, dtype=np.uint64), lengths)
+    v = np.sort((block << np.uint64(32)) | values.astype(np.uint64))
+    return np.unique(v[1:][v[1:] == v[:-1]] >> np.uint64(32)).astype(np.int64)
+
+
 def has_repeats(values: pl.Series, blocks: Blocks | None = None) -> bool:
     """Whether a numeric series holds a value twice (sorting beats hashing 7M hashes).
 
