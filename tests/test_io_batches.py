@@ -303,3 +303,16 @@ def test_colliding_document_hashes_are_told_apart_by_the_ids(tmp_path, monkeypat
     assert (blocks is None) == (expected is None)
     if blocks is not None and expected is not None:
         assert blocks.starts.tolist() == expected.starts.tolist()
+
+
+@pytest.mark.parametrize("dup", [None, 0, 7, 13])
+def test_repeats_in_blocks_looks_past_equal_low_bits(dup):
+    """64-bit values are sorted by their low 32 bits first: values equal there only are not
+    repeats; a real repeat inside a block is found, one across blocks is not looked for."""
+    values = (np.arange(16, dtype=np.uint64) << np.uint64(32)) | np.uint64(5)
+    lengths = np.array([4] * 4)
+    if dup is not None:
+        values[dup ^ 1] = values[dup]
+    assert repeats_in_blocks(values, lengths) is (dup is not None)
+    values[4] = values[0]  # across blocks: not a repeat the caller looks for
+    assert repeats_in_blocks(values, lengths) is (dup is not None)

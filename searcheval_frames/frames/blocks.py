@@ -188,11 +188,16 @@ def repeats_in_blocks(values: np.ndarray, lengths: np.ndarray | None = None) -> 
     block on its own (a 2-D sort along rows) is about twice as fast as one sort.
     Any repeat within a block is also one of the whole, so this never misses one
     the caller looks for (repeats across blocks are hash collisions, not duplicates).
+    64-bit values are first sorted by their low 32 bits (:func:`repeated_blocks`: a
+    32-bit sort is ~2.5x faster); only the blocks where those repeat are sorted whole.
     """
     if values.size < 2:
         return False
     if lengths is not None and lengths.size > 1 and (lengths == lengths[0]).all():
-        v = np.sort(values.reshape(lengths.size, int(lengths[0])), axis=1)
+        grid = values.reshape(lengths.size, int(lengths[0]))
+        if values.dtype == np.uint64:  # the blocks whose low 32 bits repeat, then those only
+            grid = grid[repeated_blocks(values.astype(np.uint32), lengths)]
+        v = np.sort(grid, axis=1)
         return bool((v[:, 1:] == v[:, :-1]).any())
     v = np.sort(values)
     return bool((v[1:] == v[:-1]).any())
