@@ -316,3 +316,27 @@ def test_repeats_in_blocks_looks_past_equal_low_bits(dup):
     assert repeats_in_blocks(values, lengths) is (dup is not None)
     values[4] = values[0]  # across blocks: not a repeat the caller looks for
     assert repeats_in_blocks(values, lengths) is (dup is not None)
+
+
+@settings(max_examples=150, deadline=None,
+          suppress_health_check=[HealthCheck.function_scoped_fixture])
+@given(ids=st.lists(st.sampled_from(["1", "2", "10"]), min_size=1, max_size=12),
+       big=st.integers(1, 13))
+def test_run_checks_blocks_found_in_two_halves_are_the_blocks(monkeypatch, ids, big):
+    """Frames from PARALLEL_ROWS rows on find their run lengths in two halves at once (a run
+    across the middle joined): the blocks are those of one pass, and so are the others."""
+    from searcheval_frames.frames import blocks as blocks_mod
+
+    df = pl.DataFrame({"run": "r", "query_id": ids, "doc_id": [f"d{i}" for i in range(len(ids))],
+                       "score": 1.0})
+    one = blocks_mod.run_checks(df)
+    monkeypatch.setattr(blocks_mod, "PARALLEL_ROWS", big)
+    two = blocks_mod.run_checks(df)
+    assert one[0] == two[0] and one[2].equals(two[2])
+    assert (one[1] is None) == (two[1] is None)
+    if one[1] is not None and two[1] is not None:
+        assert one[1].starts.tolist() == two[1].starts.tolist()
+        assert one[1].keys.equals(two[1].keys)
+    row, lengths = blocks_mod._with_run_lengths(df, "query_id", [pl.len()])
+    want = df.select(pl.col("query_id").rle().struct.field("len")).to_series().to_list()
+    assert lengths.tolist() == want and row.item() == len(ids)
