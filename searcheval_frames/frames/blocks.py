@@ -48,8 +48,9 @@ class Blocks:
     ends: np.ndarray
     keys: pl.DataFrame
     #: rows that may hold one of the (query, doc) pairs the reader was asked to mark
-    #: (:func:`searcheval_frames.evaluate` passes the qrels): every such row, and
-    #: rarely a row whose pair only shares a 64-bit hash with one; None if not asked
+    #: (:func:`searcheval_frames.evaluate` passes the qrels): every such row, the rows
+    #: of those documents in other queries, and rarely a row whose document only shares
+    #: a 64-bit hash with one (join on the ids to use them); None if not asked
     marked: np.ndarray | None = None
     #: whether scores never increase inside a block (None: not checked)
     sorted_scores: bool | None = None
