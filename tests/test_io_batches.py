@@ -16,7 +16,12 @@ from hypothesis import strategies as st
 import searcheval_frames as sef
 from searcheval_frames import io
 from searcheval_frames.errors import FileFormatError
-from searcheval_frames.frames import query_blocks, repeats_in_blocks, score_increases
+from searcheval_frames.frames import (
+    query_blocks,
+    repeated_blocks,
+    repeats_in_blocks,
+    score_increases,
+)
 from searcheval_frames.io import trec_fast
 from searcheval_frames.io._lines import split_fields
 from searcheval_frames.io.trec import exact_trec_run
@@ -71,10 +76,15 @@ def test_batched_reader_matches_exact_reader(tmp_path, monkeypatch, data, batch,
     assert blocks.starts.tolist() == expected.starts.tolist()
     assert blocks.ends.tolist() == expected.ends.tolist()
     assert blocks.keys.equals(expected.keys)
-    # every row of a marked pair is marked (a hash collision could add one; none here)
+    # every row of a marked pair is marked, and the rows of a document marked in another
+    # query may be (the marks are found by the document's hash: a superset, which the
+    # ranking joins on the ids; a hash collision could add a row, none here)
     want = [i for i, pair in enumerate(zip(df["query_id"], df["doc_id"], strict=True))
             if pair in mark]
-    assert blocks.marked is not None and blocks.marked.tolist() == want
+    docs = {d for _, d in mark}
+    may = [i for i, d in enumerate(df["doc_id"]) if d in docs]
+    assert blocks.marked is not None and blocks.marked.tolist() == may
+    assert set(want) <= set(may)
     sorted_scores = bool(np.isin(score_increases(df["score"]), expected.starts).all())
     assert blocks.sorted_scores is sorted_scores
 
@@ -240,3 +250,93 @@ def test_a_comment_line_with_six_fields_is_skipped_in_any_batch(tmp_path, monkey
     path.write_text("\n".join(lines) + "\n")
     df = sef.read_run(path)
     assert df.select("query_id", "doc_id").rows() == [("1", "a"), ("1", "b"), ("2", "a")]
+
+
+@settings(max_examples=150, deadline=None,
+          suppress_health_check=[HealthCheck.function_scoped_fixture])
+@given(data=st.binary(max_size=40) | st.text(alphabet=" ab1\n\t\r\x0b\x0cé\u00a0").map(
+    str.encode), chunk=st.integers(1, 9))
+def test_only_spaces_in_chunks_matches_the_whole_file_test(tmp_path, monkeypatch, data, chunk):
+    """The byte scan reads small chunks into one buffer; the answer is the whole file's."""
+    monkeypatch.setattr(trec_fast, "SCAN_CHUNK", chunk)
+    path = tmp_path / "r.run"
+    path.write_bytes(data)
+    whole = data.isascii() and not any(b in data for b in (b"\t", b"\r", b"\x0b", b"\x0c"))
+    assert trec_fast._only_spaces(path) is whole
+
+
+@settings(max_examples=150, deadline=None)
+@given(lengths=st.lists(st.integers(0, 6), min_size=1, max_size=6), data=st.data())
+def test_repeated_blocks_matches_a_loop(lengths, data):
+    lens = np.array(lengths, dtype=np.int64)
+    values = np.array(data.draw(st.lists(st.integers(0, 2**32 - 1) | st.integers(0, 3),
+                                         min_size=int(lens.sum()), max_size=int(lens.sum()))),
+                      dtype=np.uint32)
+    ends = np.cumsum(lens)
+    want = [i for i, (a, e) in enumerate(zip(ends - lens, ends, strict=True))
+            if len(set(values[a:e].tolist())) < e - a]
+    assert repeated_blocks(values, lens).tolist() == want
+
+
+@settings(max_examples=80, deadline=None,
+          suppress_health_check=[HealthCheck.function_scoped_fixture])
+@given(data=run_files(), batch=st.integers(1, 9))
+def test_colliding_document_hashes_are_told_apart_by_the_ids(tmp_path, monkeypatch, data,
+                                                              batch):
+    """Every document hash equal (as 32-bit hashes of two documents may be): every block is
+    checked by its ids; the frame, the blocks and the duplicates are those without
+    collisions."""
+    lines, dup = data
+    monkeypatch.setattr(trec_fast, "BATCH_ROWS", batch)
+    monkeypatch.setattr(trec_fast, "_DOC_HASH", pl.col("doc_id").str.len_bytes().cast(pl.UInt64))
+    path = tmp_path / "r.run"
+    path.write_text("\n".join(lines) + "\n")
+    if dup:
+        with pytest.raises(FileFormatError, match="duplicate"):
+            sef.read_run(path)
+        return
+    df, blocks = io.read_runs(path, rank=False)
+    exact = exact_trec_run(path, path.read_bytes())
+    assert df.select("query_id", "doc_id", "score").equals(
+        exact.select("query_id", "doc_id", "score"))
+    expected = query_blocks(df)
+    assert (blocks is None) == (expected is None)
+    if blocks is not None and expected is not None:
+        assert blocks.starts.tolist() == expected.starts.tolist()
+
+
+@pytest.mark.parametrize("dup", [None, 0, 7, 13])
+def test_repeats_in_blocks_looks_past_equal_low_bits(dup):
+    """64-bit values are sorted by their low 32 bits first: values equal there only are not
+    repeats; a real repeat inside a block is found, one across blocks is not looked for."""
+    values = (np.arange(16, dtype=np.uint64) << np.uint64(32)) | np.uint64(5)
+    lengths = np.array([4] * 4)
+    if dup is not None:
+        values[dup ^ 1] = values[dup]
+    assert repeats_in_blocks(values, lengths) is (dup is not None)
+    values[4] = values[0]  # across blocks: not a repeat the caller looks for
+    assert repeats_in_blocks(values, lengths) is (dup is not None)
+
+
+@settings(max_examples=150, deadline=None,
+          suppress_health_check=[HealthCheck.function_scoped_fixture])
+@given(ids=st.lists(st.sampled_from(["1", "2", "10"]), min_size=1, max_size=12),
+       big=st.integers(1, 13))
+def test_run_checks_blocks_found_in_two_halves_are_the_blocks(monkeypatch, ids, big):
+    """Frames from PARALLEL_ROWS rows on find their run lengths in two halves at once (a run
+    across the middle joined): the blocks are those of one pass, and so are the others."""
+    from searcheval_frames.frames import blocks as blocks_mod
+
+    df = pl.DataFrame({"run": "r", "query_id": ids, "doc_id": [f"d{i}" for i in range(len(ids))],
+                       "score": 1.0})
+    one = blocks_mod.run_checks(df)
+    monkeypatch.setattr(blocks_mod, "PARALLEL_ROWS", big)
+    two = blocks_mod.run_checks(df)
+    assert one[0] == two[0] and one[2].equals(two[2])
+    assert (one[1] is None) == (two[1] is None)
+    if one[1] is not None and two[1] is not None:
+        assert one[1].starts.tolist() == two[1].starts.tolist()
+        assert one[1].keys.equals(two[1].keys)
+    row, lengths = blocks_mod._with_run_lengths(df, "query_id", [pl.len()])
+    want = df.select(pl.col("query_id").rle().struct.field("len")).to_series().to_list()
+    assert lengths.tolist() == want and row.item() == len(ids)

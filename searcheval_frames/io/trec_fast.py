@@ -102,7 +102,7 @@ def _polars_trec_run(
               | {"_extra": pl.String})
     cols = ["query_id", "doc_id", *(["rank"] if rank else []), "score"]
     tag0 = _first_tag(head) if sep == " " else None
-    judged = (mark.select(_PAIR_HASH).to_series().unique().implode()
+    judged = (mark.select(_DOC_HASH).to_series().unique().implode()
               if mark is not None else None)
     try:
         lf = pl.scan_csv(path, separator=sep, has_header=False, schema=schema, quote_char=None,
@@ -137,7 +137,8 @@ def _checked(
 ) -> pl.LazyFrame:
     """The parsed columns with the per-line checks, computed while parsing: ``_ok`` (tag,
     no seventh field, finite score; no whitespace in an id unless ``plain``), ``_ws`` (an id holds
-    whitespace), ``_h`` (hash of the (query, doc) pair) and ``_m`` (the pair may be judged).
+    whitespace), ``_h`` (the low 32 bits of the document's hash) and ``_m`` (the document may
+    be judged: its 64-bit hash is one of the judged documents').
     """
     # (a comment line's query id starts with "#": it is one of the blocks' query ids,
     # which :meth:`_BatchBlocks.finish` tests, not every line)
@@ -146,10 +147,9 @@ def _checked(
     if not plain:  # ids with other whitespace: the exact reader splits them
         check = [(ok & ~_SPACE_IN_IDS).fill_null(False).alias("_ok"),
                  _SPACE_IN_IDS.fill_null(False).alias("_ws")]
-    out = lf.select(*cols, *check, _PAIR_HASH.alias("_h"))
-    if judged is not None:
-        out = out.with_columns(pl.col("_h").is_in(judged).alias("_m"))
-    return out
+    mark = [] if judged is None else [_DOC_HASH.is_in(judged).alias("_m")]
+    return lf.select(*cols, *check, _DOC_HASH.cast(pl.UInt32, wrap_numerical=True).alias("_h"),
+                     *mark)
 
 
 #: Lines per batch: batches of 1M lines held 30-60 MB more at the peak (7M lines) for the
@@ -163,13 +163,21 @@ _SPACE_IN_IDS = pl.any_horizontal(pl.col(c).str.contains(r"\s") for c in ("query
 _OTHER_SPACE = (b"\t", b"\r", b"\x0b", b"\x0c")
 
 
+#: Bytes read at a time by :func:`_only_spaces`: a chunk that stays in the core's cache
+#: while the five tests read it (with 16 MiB chunks each test read memory again: 0.08 s
+#: of CPU for 7M lines instead of 0.04)
+SCAN_CHUNK = 1 << 20
+
+
 def _only_spaces(path: Path) -> bool:
     """Whether the file is ASCII whose only whitespace is spaces and LF line ends: its ids
-    then cannot hold whitespace. (Chunks of 16 MiB: ``isascii`` and ``in`` run at memory
-    speed; a non-ASCII file gets the per-id checks, even when it has no odd whitespace.)"""
+    then cannot hold whitespace. (``isascii`` and ``in`` on chunks read into one reused
+    buffer; a non-ASCII file gets the per-id checks, even when it has no odd whitespace.)"""
+    buf = bytearray(SCAN_CHUNK)
     try:
-        with open(path, "rb") as fh:
-            while chunk := fh.read(1 << 24):
+        with open(path, "rb", buffering=0) as fh:
+            while n := fh.readinto(buf):
+                chunk = buf if n == SCAN_CHUNK else buf[:n]
                 if not chunk.isascii() or any(b in chunk for b in _OTHER_SPACE):
                     return False
     except OSError:
@@ -177,7 +185,7 @@ def _only_spaces(path: Path) -> bool:
     return True
 
 
-_PAIR_HASH = pl.col("query_id").hash(1) ^ pl.col("doc_id").hash(2)  # of a (query, doc)
+_DOC_HASH = pl.col("doc_id").hash(2)  # (a query's block holds one query: its documents' hash)
 
 
 class _NotClean(Exception):
@@ -192,15 +200,16 @@ def _stream_checked_run(
 
     Per batch: the line check (``_ok``), then :meth:`_BatchBlocks.add`: the query
     blocks (run-length encoding of the query ids, merged across batch edges), the
-    duplicate check (hashes of (query, doc) sorted block-aligned segment by segment:
-    a document can only repeat inside its query's block) and, when ``lf`` has the
-    ``_m`` column (see :func:`_checked`), the rows whose pair may be judged: their
-    64-bit pair hash is one of the judged pairs' hashes (the caller joins on the ids,
-    so a collision only adds a row it drops). None when a line has another tag (the
-    caller reads the tags); raises :class:`_NotClean` for a comment, a bad score, a
-    missing field or a hash that repeats (the exact reader then reports the lines).
-    When a query's lines turn out not to be together, the duplicate check is redone
-    over the whole frame.
+    duplicate check (32-bit hashes of the documents sorted block by block, segment by
+    segment: a block holds one query, and a document can only repeat inside its query's
+    block; a block where a hash repeats is checked by its document ids at the end) and,
+    when ``lf`` has the ``_m`` column (see :func:`_checked`), the rows whose document may
+    be judged (the caller joins on the ids, so a row of a document judged for another
+    query, or a hash collision, only adds a row it drops). None when a line has another
+    tag (the caller reads the tags); raises :class:`_NotClean` for a comment, a bad score,
+    a missing field or a duplicate (the exact reader then reports the lines). When a
+    query's lines turn out not to be together, the duplicate check is redone over the
+    whole frame.
     """
     state = _BatchBlocks("_m" in lf.collect_schema())
     try:  # (collect_batches is recent in polars and marked unstable)
@@ -228,7 +237,9 @@ def _stream_checked_run(
 class _BatchBlocks:
     """What :func:`_stream_checked_run` keeps between batches: the frame's parts, its
     query blocks so far (``lens``, ``vals``), the rows of the last, unfinished block
-    (their hashes in ``carry``), the marked rows and the rows whose score goes up."""
+    (their hashes in ``carry``, its first row ``carry_at``), the marked rows, the rows
+    whose score goes up and the blocks where a document hash repeats (``suspects``: row
+    ranges that :meth:`finish` checks by the document ids)."""
 
     def __init__(self, judged: bool) -> None:
         self.judged = judged
@@ -237,12 +248,22 @@ class _BatchBlocks:
         self.vals: list[pl.Series] = []
         self.marked: list[np.ndarray] = []
         self.ups: list[np.ndarray] = []
-        self.carry = np.zeros(0, np.uint64)
+        self.suspects: list[np.ndarray] = []
+        self.carry = np.zeros(0, np.uint32)
+        self.carry_at = 0
         self.offset = 0
         self.last_score: float | None = None
 
+    def _repeats(self, h: np.ndarray, lengths: np.ndarray, at: int) -> None:
+        """Note the blocks (``lengths``, their rows' hashes ``h``, first row ``at``) in which a
+        hash repeats, as ``[start, end)`` row ranges."""
+        bad = frames.repeated_blocks(h, lengths)
+        if bad.size:
+            ends = np.cumsum(lengths) + at
+            self.suspects.append(np.stack((ends[bad] - lengths[bad], ends[bad]), axis=1))
+
     def add(self, b: pl.DataFrame) -> None:
-        """Take one checked batch; raise :class:`_NotClean` when a hash repeats in a block."""
+        """Take one checked batch."""
         n, offset = b.height, self.offset
         h = b.get_column("_h").to_numpy()
         if self.judged:
@@ -261,25 +282,16 @@ class _BatchBlocks:
         if cont:  # the batch goes on with the previous batch's last query
             self.lens[-1][-1] += bl[0]
             bl, bv = bl[1:], bv[1:]
-        carry = self.carry
-        if last_start == 0:  # one query only in this batch
-            if cont:
-                self.carry = np.concatenate((carry, h))
-            else:
-                if frames.repeats_in_blocks(carry):
-                    raise _NotClean
-                self.carry = h
-        else:
-            if cont:  # the carried rows and this batch's first block are one block
-                seg = np.concatenate((carry, h[:last_start]))
-                seg_lens = np.concatenate(([carry.size + inner[0]], inner[1:]))
-            else:
-                if frames.repeats_in_blocks(carry):
-                    raise _NotClean
-                seg, seg_lens = h[:last_start], inner
-            if frames.repeats_in_blocks(seg, seg_lens):
-                raise _NotClean
-            self.carry = h[last_start:]
+        carry, at = self.carry, self.carry_at
+        if not cont:  # the carried block ended with the previous batch
+            self._repeats(carry, np.array([carry.size]), at)
+            carry, at = carry[:0], offset
+        if last_start == 0:  # one query only in this batch: all of it is carried
+            self.carry, self.carry_at = np.concatenate((carry, h)), at
+        else:  # the carried rows and this batch's first block are one block
+            seg_lens = np.concatenate(([carry.size + inner[0]], inner[1:]))
+            self._repeats(np.concatenate((carry, h[:last_start])), seg_lens, at)
+            self.carry, self.carry_at = h[last_start:], offset + last_start
         if bl.size:
             self.lens.append(bl.copy())
             self.vals.append(bv)
@@ -287,12 +299,18 @@ class _BatchBlocks:
         self.offset = offset + n
 
     def finish(self, tag0: str) -> tuple[pl.DataFrame, frames.Blocks | None]:
-        """The run frame and its blocks (None when a query's lines are not together)."""
+        """The run frame and its blocks (None when a query's lines are not together);
+        raises :class:`_NotClean` for a comment line or a document twice in a block."""
         vals = pl.concat(self.vals)
-        if frames.repeats_in_blocks(self.carry) or vals.str.starts_with("#").any():
-            raise _NotClean  # (a repeat, or a comment line)
+        if vals.str.starts_with("#").any():
+            raise _NotClean  # (a comment line)
         df = pl.concat(self.parts, how="vertical", rechunk=False).with_columns(
             pl.lit(tag0, pl.String).alias("tag"))
+        self._repeats(self.carry, np.array([self.carry.size]), self.carry_at)
+        for a, e in np.concatenate([np.zeros((0, 2), np.int64), *self.suspects]):
+            # (a block holds one query: a document twice in it is a duplicate)
+            if df.get_column("doc_id").slice(a, e - a).is_duplicated().any():
+                raise _NotClean
         lengths = np.concatenate(self.lens)
         starts = np.concatenate(([0], np.cumsum(lengths)[:-1]))
         keys = pl.DataFrame({"tag": pl.Series([tag0] * lengths.size, dtype=pl.String),
