@@ -518,3 +518,30 @@ def test_duplicates_in_several_runs_of_equal_blocks(n_runs, n_q, depth, data):
     assert bad["doc_id"][start:start + depth].n_unique() == depth - 1
     with pytest.raises(sef.DuplicateRowsError):
         sef.evaluate(bad, qrels, "P@1")
+
+
+def test_strategies_agree_bit_for_bit_on_one_judged_row_per_query():
+    """Found by test_ranking_strategies_agree (flaky 1 in ~2,000): the "count" strategy's
+    judged frame held a column polars kept as one repeated value; nDCG's gain / discount
+    inside a group was then computed through the inverse, 1.8927892607143724 instead of
+    3 / log2(3) = 1.8927892607143721 (pytrec_eval's). The measures now see plain columns."""
+    run = pl.DataFrame(
+        [("A", "q1", "d0", 4.0), ("A", "q1", "d2", 2.0), ("B", "q1", "d11", 2.0),
+         ("B", "q1", "d1", 3.0), ("B", "q1", "d0", 4.0), ("B", "q1", "d6", 3.0),
+         ("B", "q1", "d5", 2.0), ("B", "q1", "d3", 2.0), ("B", "q1", "d2", 2.0),
+         ("A", "q2", "d4", 4.0), ("A", "q2", "d11", 3.0), ("A", "q2", "d10", 2.0),
+         ("B", "q2", "d9", 3.0), ("A", "q3", "d5", 2.0), ("A", "q3", "d7", 4.0),
+         ("A", "q3", "d3", 0.0), ("A", "q3", "d4", 4.0), ("B", "q3", "d5", 1.0),
+         ("B", "q3", "d1", 4.0), ("B", "q3", "d10", 1.0), ("B", "q3", "d8", 4.0)],
+        schema=["run", "query_id", "doc_id", "score"], orient="row")
+    qrels = pl.DataFrame([("q1", "d6", 3), ("q2", "d10", 3), ("q2", "d1", 1), ("q3", "d3", 2),
+                          ("q3", "d1", 2), ("q3", "d5", 2)],
+                         schema=["query_id", "doc_id", "relevance"], orient="row")
+    ms = [parse_measure(n) for n in ("nDCG(gain=exp)@5", "nDCG", "DCG@5", "AP")]
+    out = {s: evaluate_frames(run, qrels, ms, per_query=True, depth=2, strategy=s)
+           for s in ("sort", "count", "auto")}
+    assert out["sort"].equals(out["count"]) and out["sort"].equals(out["auto"])
+    b3 = out["count"].filter(pl.col("run") == "B", pl.col("query_id") == "q3")
+    dcg = 3 / (math.log(3) / math.log(2))  # trec_eval's gain / log2(rank + 1), rank 2
+    ideal = 3 + dcg + 3 / 2
+    assert b3.filter(pl.col("measure") == "nDCG(gain=exp)@5")["value"].item() == dcg / ideal

@@ -346,7 +346,11 @@ def _values(
     ).join(stats, on="query_id", how="left")
     if aggs:
         stat_cols = [c for c in stats.columns if c.startswith("_num_")]
+        # as Series: a column polars holds as one repeated value (a broadcast literal) is
+        # divided by through its inverse inside a group, an ulp off (tests/test_evaluate.py)
         judged = ranked.judged
+        if isinstance(judged, pl.DataFrame):
+            judged = pl.DataFrame(judged.get_columns())
         if stat_cols:
             judged = judged.join(stats.select("query_id", *stat_cols), on="query_id", how="left")
         agg = judged.group_by(KEYS).agg(aggs)
