@@ -24,8 +24,8 @@ import polars as pl
 
 from ..frames import Blocks, checked_blocks, mark_checked, query_blocks
 
-__all__ = ["FILL_FREE", "TOP_ONLY", "blocks_of", "checked_ranked", "evaluation_groups",
-           "judged_in_top", "reads_top", "top_mask", "top_only"]
+__all__ = ["FILL_FREE", "TOP_ONLY", "blocks_of", "checked_ranked", "evaluate_ranked",
+           "evaluation_groups", "judged_in_top", "reads_top", "top_mask", "top_only"]
 
 
 def blocks_of(run: pl.DataFrame) -> Blocks | None:
@@ -43,6 +43,18 @@ def checked_ranked(rows: pl.DataFrame) -> pl.DataFrame:
     ends = np.append(starts[1:], rank.size)
     keys = rows.select(pl.col("run", "query_id").gather(starts))
     return mark_checked(rows.drop("rank"), Blocks(starts, ends, keys, sorted_scores=True))
+
+
+def evaluate_ranked(rows: pl.DataFrame, labels: pl.DataFrame, measures: list[Any],
+                    **options: Any) -> pl.DataFrame:
+    """:func:`~searcheval_frames.core.evaluate.evaluate_frames` of ranked rows
+    (:func:`checked_ranked`) against canonical labels: the metric bounds' scenarios, whose
+    labels are the validated qrels plus the holes (unjudged documents, none labelled
+    twice), are evaluated without reading or checking their frames again."""
+    from ..core.evaluate import evaluate_frames
+
+    df = checked_ranked(rows)
+    return evaluate_frames(df, labels, measures, blocks=checked_blocks(df)[1], **options)
 
 
 def _per_block(values: np.ndarray, blocks: Blocks, width: int | None) -> np.ndarray:

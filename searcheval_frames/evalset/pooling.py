@@ -33,7 +33,7 @@ from ..options import (
     check_int,
     check_optional_int,
 )
-from ._topk import blocks_of, checked_ranked, evaluation_groups, judged_in_top, reads_top
+from ._topk import blocks_of, evaluate_ranked, evaluation_groups, judged_in_top, reads_top
 
 __all__ = ["coverage", "holes", "metric_bounds", "pool"]
 
@@ -331,8 +331,6 @@ def _scenarios(all_ranked: pl.DataFrame, q: pl.DataFrame, gaps: pl.DataFrame, pa
                lows: pl.DataFrame | None = None) -> tuple[pl.DataFrame, pl.DataFrame]:
     """Per-query values with the holes non-relevant (``lows`` when given), and relevant
     (with ``holes``)."""
-    from ..core.evaluate import evaluate
-
     kwargs: dict[str, Any] = {"per_query": True, "relevance_level": relevance_level}
     depth_of = {m.name: -1 if d is None else d for d, ms in by_depth.items() for m in ms}
     highs = []
@@ -342,7 +340,7 @@ def _scenarios(all_ranked: pl.DataFrame, q: pl.DataFrame, gaps: pl.DataFrame, pa
         warnings.simplefilter("ignore", UserWarning)
         # (rows checked by run_frame above: evaluate need not check them again; a query's
         # value depends on its own rows only, so every run is evaluated in one call)
-        lows = pl.DataFrame(evaluate(checked_ranked(all_ranked), q, parsed,
+        lows = pl.DataFrame(evaluate_ranked(all_ranked, q, parsed,
                                      **kwargs)) if lows is None else lows
         for (name,), part in all_ranked.group_by(["run"], maintain_order=True):
             run_gaps = gaps.filter(pl.col("run") == name)
@@ -358,7 +356,7 @@ def _scenarios(all_ranked: pl.DataFrame, q: pl.DataFrame, gaps: pl.DataFrame, pa
                 )
                 # measures that read their top d only: the rows below it need no ranking
                 rows = part.filter(pl.col("rank") <= d) if reads_top(ms, d) else part
-                high = pl.DataFrame(evaluate(checked_ranked(rows),
+                high = pl.DataFrame(evaluate_ranked(rows,
                                              pl.concat([q, fill]), ms, **kwargs))
                 highs.append(high.with_columns(pl.col("measure").replace_strict(
                     depth_of, return_dtype=pl.Int64).alias("_d")).join(
