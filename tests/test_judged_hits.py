@@ -89,3 +89,31 @@ def test_ranks_through_the_hashes_equal_the_sort_strategy(rows, labels):
     slow = rank_judged(run, qrels, strategy="sort")
     assert_frame_equal(fast.judged, slow.judged)
     assert_frame_equal(fast.num_ret.sort(KEYS), slow.num_ret.sort(KEYS))
+
+
+@pytest.mark.parametrize("seed", range(6))
+def test_every_way_to_find_the_judged_rows_gives_the_same_rows(seed, monkeypatch):
+    """judged_rows: the reader's marks (a superset), validation's document hashes, an
+    is_in of the doc ids (few labels) and the pair hashes (many) give the same frame."""
+    from searcheval_frames.frames.blocks import DOC_HASH
+
+    run, qrels = _data(seed)
+    want = _by_join(run, qrels)
+    some = np.flatnonzero(run.get_column("doc_id").is_in(qrels.get_column("doc_id")
+                                                         .implode()).to_numpy())
+    every = np.arange(run.height)
+    hashes = run.select(DOC_HASH).to_series()
+    ways = {"marks": dict(marked=some), "all marked": dict(marked=every),
+            "doc hashes": dict(doc_hash=hashes), "pairs": {}}
+    for name, kw in ways.items():
+        if name == "doc hashes":  # (used only with few labels: make these "few")
+            run = pl.concat([run] + [run.with_columns(pl.lit(f"x{i}").alias("run"))
+                                     for i in range(8)])
+            kw = dict(doc_hash=run.select(DOC_HASH).to_series())
+            want = _by_join(run, qrels)
+        got = _judged.judged_rows(run, qrels, KEYS, **kw).sort("_p")
+        assert_frame_equal(got, want, check_row_order=True)
+    monkeypatch.setattr(_judged, "FEW_LABELS", 0)  # never "few": the pair hashes
+    assert_frame_equal(_judged.judged_rows(run, qrels, KEYS).sort("_p"), want)
+    monkeypatch.setattr(_judged, "FEW_LABELS", 10**9)  # always "few": the is_in
+    assert_frame_equal(_judged.judged_rows(run, qrels, KEYS).sort("_p"), want)

@@ -11,14 +11,49 @@ the label's, so the result is exactly that of the join on the ids.
 
 from __future__ import annotations
 
+import numpy as np
 import polars as pl
 
-__all__ = ["PAIR_HASH", "judged_hits"]
+from ..frames.blocks import DOC_HASH
+
+__all__ = ["FEW_LABELS", "PAIR_HASH", "judged_hits", "judged_rows"]
 
 #: The 64-bit hash of a row's (query, doc) pair (equal pairs hash equal).
 PAIR_HASH = pl.col("query_id").hash(seed=1) ^ pl.col("doc_id").hash(seed=2)
 
 _KEY, _Q, _D = "_sef_pair", "_sef_q", "_sef_d"
+
+#: Fewer labels than one per ``FEW_LABELS`` rows: the judged rows are found by an ``is_in``
+#: of the run's doc ids (a small set; no 8 bytes a row of hashes in memory), else by the
+#: pair hashes of :func:`judged_hits` (a large set: a parallel join).
+FEW_LABELS = 100
+
+
+def judged_rows(run: pl.DataFrame, qrels: pl.DataFrame, keys: list[str],
+                marked: np.ndarray | None = None, doc_hash: pl.Series | None = None
+                ) -> pl.DataFrame:
+    """:func:`judged_hits`, by the cheapest way the caller's knowledge allows.
+
+    ``marked``: rows the reader found may hold a judged pair (a superset); ``doc_hash``:
+    the documents' 64-bit hashes from validation. Either is a pre-filter, then the few
+    rows it keeps are joined on the ids; without them, few labels pre-filter by an
+    ``is_in`` of the doc ids and many go through :func:`judged_hits`. The same rows
+    and columns every way (the order of rows may differ).
+    """
+    if marked is not None:
+        cand = pl.Series("_p", marked, dtype=pl.Int64)
+    elif doc_hash is not None and qrels.height * 8 < run.height:  # integers, not strings
+        judged = qrels.select(DOC_HASH.unique().implode()).to_series()
+        cand = doc_hash.to_frame("_h").select(
+            pl.arg_where(pl.col("_h").is_in(judged)).cast(pl.Int64).alias("_p")).to_series()
+    elif qrels.height * FEW_LABELS < run.height:
+        judged = qrels.get_column("doc_id").unique().implode()
+        cand = run.select(
+            pl.arg_where(pl.col("doc_id").is_in(judged)).cast(pl.Int64).alias("_p")).to_series()
+    else:
+        return judged_hits(run, qrels, keys)
+    hits = run.select(*keys, "doc_id")[cand].with_columns(cand)
+    return hits.join(qrels, on=["query_id", "doc_id"], how="inner")
 
 
 def judged_hits(run: pl.DataFrame, qrels: pl.DataFrame, keys: list[str]) -> pl.DataFrame:

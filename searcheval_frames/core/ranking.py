@@ -46,8 +46,7 @@ import numpy as np
 import polars as pl
 
 from ..frames import Blocks, query_blocks, score_increases
-from ..frames.blocks import DOC_HASH
-from ._judged import judged_hits
+from ._judged import judged_rows
 
 __all__ = ["RankedJudged", "rank_judged", "ranked_rows"]
 
@@ -274,20 +273,7 @@ def _rank_presorted(
         out = raw[rows if perm is None else perm[rows]]
         return out.astype(np.float32).astype(np.float64) if compat == "trec_eval-9" else out
 
-    ids = run.select(*KEYS, "doc_id")
-    if blocks.marked is not None:  # found by the reader (rows of the qrels' documents)
-        cand = pl.Series("_p", blocks.marked, dtype=pl.Int64)
-        hits = ids[cand].with_columns(cand)
-    elif blocks.doc_hash is not None and qrels.height * 8 < run.height:  # hashed by validation: integers, not strings
-        judged_hashes = qrels.select(DOC_HASH.unique().implode()).to_series()
-        cand = blocks.doc_hash.to_frame("_h").select(
-            pl.arg_where(pl.col("_h").is_in(judged_hashes)).cast(pl.Int64).alias("_p")
-        ).to_series()
-        hits = ids[cand].with_columns(cand)
-    else:  # by 64-bit pair hashes, one parallel pass (a collision is dropped by the ids)
-        hits = judged_hits(run, qrels, KEYS)
-    if "relevance" not in hits.columns:
-        hits = hits.join(qrels, on=["query_id", "doc_id"], how="inner")
+    hits = judged_rows(run, qrels, KEYS, blocks.marked, blocks.doc_hash)
     p = hits.get_column("_p").to_numpy()
     if perm is not None:  # rows of run -> rows of the laid-out frame
         at = np.empty(perm.size, np.int64)
