@@ -46,6 +46,19 @@ def run_files(draw):
     dup = len({(q, d) for q, d in lines}) < len(lines)
     return scored, dup
 
+def _file_or_refused(tmp_path, monkeypatch, lines, dup, batch):
+    """The run file of ``lines``, read in batches of ``batch``; None when it holds a
+    duplicate, after checking that the reader refuses it."""
+    monkeypatch.setattr(trec_fast, "BATCH_ROWS", batch)
+    path = tmp_path / "r.run"
+    path.write_text("\n".join(lines) + "\n")
+    if dup:
+        with pytest.raises(FileFormatError, match="duplicate"):
+            sef.read_run(path)
+        return None
+    return path
+
+
 
 @settings(max_examples=120, deadline=None,
           suppress_health_check=[HealthCheck.function_scoped_fixture])
@@ -53,13 +66,8 @@ def run_files(draw):
        mark=st.sets(st.tuples(st.sampled_from(["1", "2", "10", "q3", "x"]),
                               st.sampled_from(DOCS))))
 def test_batched_reader_matches_exact_reader(tmp_path, monkeypatch, data, batch, mark):
-    lines, dup = data
-    monkeypatch.setattr(trec_fast, "BATCH_ROWS", batch)
-    path = tmp_path / "r.run"
-    path.write_text("\n".join(lines) + "\n")
-    if dup:
-        with pytest.raises(FileFormatError, match="duplicate"):
-            sef.read_run(path)
+    path = _file_or_refused(tmp_path, monkeypatch, *data, batch)
+    if path is None:
         return
     marks = pl.DataFrame(sorted(mark), schema={"query_id": pl.String, "doc_id": pl.String},
                          orient="row")
@@ -286,14 +294,9 @@ def test_colliding_document_hashes_are_told_apart_by_the_ids(tmp_path, monkeypat
     """Every document hash equal (as 32-bit hashes of two documents may be): every block is
     checked by its ids; the frame, the blocks and the duplicates are those without
     collisions."""
-    lines, dup = data
-    monkeypatch.setattr(trec_fast, "BATCH_ROWS", batch)
     monkeypatch.setattr(trec_fast, "_DOC_HASH", pl.col("doc_id").str.len_bytes().cast(pl.UInt64))
-    path = tmp_path / "r.run"
-    path.write_text("\n".join(lines) + "\n")
-    if dup:
-        with pytest.raises(FileFormatError, match="duplicate"):
-            sef.read_run(path)
+    path = _file_or_refused(tmp_path, monkeypatch, *data, batch)
+    if path is None:
         return
     df, blocks = io.read_runs(path, rank=False)
     exact = exact_trec_run(path, path.read_bytes())
