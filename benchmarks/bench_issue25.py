@@ -20,7 +20,7 @@ recorded at the start and end and next to every row:
 
 Usage (the final run, on a quiet machine)::
 
-    PYTHONPATH=. python benchmarks/bench_issue25.py             # ~15-25 min
+    PYTHONPATH=. python benchmarks/bench_issue25.py             # ~4-6 min (data generated once)
     PYTHONPATH=. python benchmarks/bench_issue25.py --quick     # ~2-3 min, smoke test
 
 ``--quick``: 2M rows only, one round, no ranx, the report on 5 runs x 1,000 queries
