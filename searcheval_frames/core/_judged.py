@@ -14,12 +14,12 @@ from __future__ import annotations
 import numpy as np
 import polars as pl
 
-from ..frames.blocks import DOC_HASH
+from ..frames.blocks import DOC_HASH, key_hash_expr
 
 __all__ = ["FEW_LABELS", "PAIR_HASH", "judged_hits", "judged_rows"]
 
 #: The 64-bit hash of a row's (query, doc) pair (equal pairs hash equal).
-PAIR_HASH = pl.col("query_id").hash(seed=1) ^ pl.col("doc_id").hash(seed=2)
+PAIR_HASH = key_hash_expr(["query_id", "doc_id"])
 
 _KEY, _Q, _D = "_sef_pair", "_sef_q", "_sef_d"
 

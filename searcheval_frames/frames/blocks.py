@@ -19,14 +19,16 @@ import polars as pl
 DOC_HASH = pl.col("doc_id").hash(seed=3)
 
 
-def key_hash(df: pl.DataFrame, key: list[str]) -> pl.Series:
-    """A 64-bit hash per row of the ``key`` columns (equal keys give equal hashes).
+def key_hash_expr(key: list[str]) -> pl.Expr:
+    """The 64-bit hash of the ``key`` columns as one expression (equal keys hash equal):
+    ``functools.reduce`` over expressions, not ``pl.reduce``, whose Python function would
+    combine whole Series one pair at a time."""
+    return functools.reduce(operator.xor, [pl.col(c).hash(seed=i + 1) for i, c in enumerate(key)])
 
-    One expression (``functools.reduce`` over expressions, not ``pl.reduce``, whose
-    Python function would combine whole Series one pair at a time).
-    """
-    hashes = [pl.col(c).hash(seed=i + 1) for i, c in enumerate(key)]
-    return df.select(functools.reduce(operator.xor, hashes).alias("_h")).to_series()
+
+def key_hash(df: pl.DataFrame, key: list[str]) -> pl.Series:
+    """A 64-bit hash per row of the ``key`` columns (:func:`key_hash_expr`)."""
+    return df.select(key_hash_expr(key).alias("_h")).to_series()
 
 
 def is_constant(df: pl.DataFrame, col: str) -> bool:

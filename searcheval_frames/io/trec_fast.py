@@ -14,6 +14,7 @@ import numpy as np
 import polars as pl
 
 from .. import frames
+from ..frames.blocks import DOC_HASH
 from ._common import first_data_line, head_text
 
 _RUN_NAMES = ["query_id", "iter", "doc_id", "rank", "score", "tag"]
@@ -185,7 +186,7 @@ def _only_spaces(path: Path) -> bool:
     return True
 
 
-_DOC_HASH = pl.col("doc_id").hash(2)  # (a query's block holds one query: its documents' hash)
+_DOC_HASH = DOC_HASH  # (a query's block holds one query: its documents' hash)
 
 
 class _NotClean(Exception):
