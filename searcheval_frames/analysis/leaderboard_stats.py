@@ -125,14 +125,20 @@ def _numba_kernel() -> Any:
 _KERNEL: list[Any] = []
 
 
+def _kernel() -> Any:
+    """The compiled kernel (built on first use), or None without numba."""
+    if not _KERNEL:
+        _KERNEL.append(_numba_kernel())
+    return _KERNEL[0]
+
+
 def warm_kernel() -> None:
     """Compile (or load from numba's cache) the randomised-HSD kernel now, on a tiny
     input, so a later :func:`range_null` does not wait for it; nothing without numba.
     Not to be called while another thread runs :func:`range_null`."""
-    if not _KERNEL:
-        _KERNEL.append(_numba_kernel())
-    if _KERNEL[0] is not None:
-        _KERNEL[0](np.zeros((2, 2)), 1, 0)
+    kernel = _kernel()
+    if kernel is not None:
+        kernel(np.zeros((2, 2)), 1, 0)
 
 
 def _numpy_ranges(R: np.ndarray, B: int, rng: np.random.Generator, tick: Any) -> np.ndarray:
@@ -160,15 +166,14 @@ def range_null(X: np.ndarray, n_resamples: int, rng: np.random.Generator, *,
     R = np.ascontiguousarray(X - X.mean(axis=1, keepdims=True))  # row means cancel
     tick = tick or (lambda _m: None)
     if engine in ("auto", "numba"):
-        if not _KERNEL:
-            _KERNEL.append(_numba_kernel())
-        if _KERNEL[0] is not None:
+        kernel = _kernel()
+        if kernel is not None:
             seed = int(rng.integers(0, 2**62))
             out = np.empty(n_resamples)
             step = max(1, min(n_resamples, 200_000_000 // max(R.size, 1)))
             for b0 in range(0, n_resamples, step):  # chunks only to tick the progress bar
                 m = min(step, n_resamples - b0)
-                out[b0:b0 + m] = _KERNEL[0](R, m, seed + b0)
+                out[b0:b0 + m] = kernel(R, m, seed + b0)
                 tick(m)
             return out
         if engine == "numba":
