@@ -22,10 +22,10 @@ from typing import Any
 import numpy as np
 import polars as pl
 
-from ..frames import Blocks, checked_blocks, mark_checked, query_blocks
+from ..frames import Blocks, checked_blocks, query_blocks
 
-__all__ = ["FILL_FREE", "TOP_ONLY", "blocks_of", "checked_ranked", "evaluate_ranked",
-           "evaluation_groups", "judged_in_top", "reads_top", "top_mask", "top_only"]
+__all__ = ["FILL_FREE", "TOP_ONLY", "blocks_of", "evaluate_ranked", "evaluation_groups",
+           "judged_in_top", "reads_top", "top_mask", "top_only"]
 
 
 def blocks_of(run: pl.DataFrame) -> Blocks | None:
@@ -33,28 +33,22 @@ def blocks_of(run: pl.DataFrame) -> Blocks | None:
     return checked_blocks(run)[1] or query_blocks(run)
 
 
-def checked_ranked(rows: pl.DataFrame) -> pl.DataFrame:
-    """``rows`` of a checked, ranked run (sorted by run, query and rank, as
-    :func:`~searcheval_frames.core.ranking.ranked_rows` returns them, maybe cut at a
-    depth) without ``rank``, recorded as checked with its blocks: a block starts where
-    the rank is 1, and scores do not increase inside it (no pass over the id strings)."""
-    rank = rows.get_column("rank").to_numpy()
-    starts = np.flatnonzero(rank == 1)
-    ends = np.append(starts[1:], rank.size)
-    keys = rows.select(pl.col("run", "query_id").gather(starts))
-    return mark_checked(rows.drop("rank"), Blocks(starts, ends, keys, sorted_scores=True))
-
-
 def evaluate_ranked(rows: pl.DataFrame, labels: pl.DataFrame, measures: list[Any],
                     **options: Any) -> pl.DataFrame:
-    """:func:`~searcheval_frames.core.evaluate.evaluate_frames` of ranked rows
-    (:func:`checked_ranked`) against canonical labels: the metric bounds' scenarios, whose
-    labels are the validated qrels plus the holes (unjudged documents, none labelled
-    twice), are evaluated without reading or checking their frames again."""
+    """:func:`~searcheval_frames.core.evaluate.evaluate_frames` of the rows of a checked,
+    ranked run (sorted by run, query and rank, as
+    :func:`~searcheval_frames.core.ranking.ranked_rows` returns them, maybe cut at a depth)
+    against canonical labels: the metric bounds' scenarios, whose labels are the validated
+    qrels plus the holes (unjudged documents, none labelled twice), are evaluated without
+    reading or checking their frames again. The blocks come from the ranks (a block starts
+    where the rank is 1, its scores do not increase): no pass over the id strings."""
     from ..core.evaluate import evaluate_frames
 
-    df = checked_ranked(rows)
-    return evaluate_frames(df, labels, measures, blocks=checked_blocks(df)[1], **options)
+    rank = rows.get_column("rank").to_numpy()
+    starts = np.flatnonzero(rank == 1)
+    keys = rows.select(pl.col("run", "query_id").gather(starts))
+    blocks = Blocks(starts, np.append(starts[1:], rank.size), keys, sorted_scores=True)
+    return evaluate_frames(rows.drop("rank"), labels, measures, blocks=blocks, **options)
 
 
 def _per_block(values: np.ndarray, blocks: Blocks, width: int | None) -> np.ndarray:
