@@ -346,13 +346,13 @@ def _values(
     ).join(stats, on="query_id", how="left")
     if aggs:
         stat_cols = [c for c in stats.columns if c.startswith("_num_")]
-        # as Series: a column polars holds as one repeated value (a broadcast literal) is
-        # divided by through its inverse inside a group, an ulp off (tests/test_evaluate.py)
         judged = ranked.judged
-        if isinstance(judged, pl.DataFrame):
-            judged = pl.DataFrame(judged.get_columns())
         if stat_cols:
             judged = judged.join(stats.select("query_id", *stat_cols), on="query_id", how="left")
+        # as Series (as per_q below): a column polars holds as one repeated value (a
+        # broadcast literal, a one-row join side) is divided by through its inverse inside
+        # a group, an ulp off (tests/test_evaluate.py)
+        judged = pl.DataFrame(judged.get_columns())
         agg = judged.group_by(KEYS).agg(aggs)
         agg_cols = [c for c in agg.columns if c not in KEYS]
         per_q = per_q.join(agg, on=KEYS, how="left").with_columns(
