@@ -36,3 +36,19 @@ def shared_data() -> Path:
     if not SHARED_DATA.exists():
         pytest.skip("../shared test material not present")
     return SHARED_DATA
+
+
+@pytest.fixture(scope="session")
+def postgres_server():
+    """One real PostgreSQL server for this test process (tests/pg_server.py)."""
+    from pg_server import PostgresServer
+
+    server = PostgresServer()
+    yield server
+    server.close()
+
+
+@pytest.fixture
+def postgres_dsn(postgres_server) -> str:
+    """A fresh, empty PostgreSQL database on the session's server: its DSN."""
+    return postgres_server.create_database()
