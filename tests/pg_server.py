@@ -13,6 +13,7 @@ also has ``stop()`` / ``start()`` for tests of a server that goes away and comes
 
 from __future__ import annotations
 
+import contextlib
 import glob
 import os
 import shutil
@@ -105,8 +106,6 @@ class PostgresServer:
         return self.dsn(name)
 
     def close(self) -> None:
-        try:
+        with contextlib.suppress(Exception):
             self.stop("immediate")
-        except Exception:
-            pass
         shutil.rmtree(self.root, ignore_errors=True)
