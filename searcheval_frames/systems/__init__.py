@@ -22,19 +22,23 @@ from __future__ import annotations
 from collections.abc import Callable
 from typing import Any
 
-from .base import Answer, FunctionSystem, System, TransientError, as_system
+from .base import Answer, FunctionSystem, RequestFailed, System, TransientError, as_system
+from .http import HttpSystem, http
 from .result import RetrieveResult, combine_runs, latency_of
 from .runner import retrieve
 
 __all__ = [
     "Answer",
     "FunctionSystem",
+    "HttpSystem",
+    "RequestFailed",
     "RetrieveResult",
     "System",
     "TransientError",
     "as_system",
     "combine_runs",
     "function",
+    "http",
     "latency_of",
     "retrieve",
 ]
