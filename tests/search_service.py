@@ -213,7 +213,7 @@ def _es_hits(hits: list[tuple[str, float]], index: Index, name: str) -> dict[str
 def _apply_hit_fault(rule: dict[str, Any] | None, hits: list[tuple[str, float]]
                      ) -> list[tuple[str, float]]:
     if rule and rule["kind"] == "duplicate" and hits:
-        return [hits[0], *hits]
+        return [hits[0], *hits[:-1]] if len(hits) > 1 else hits * 2
     if rule and rule["kind"] == "nan" and hits:
         return [(hits[0][0], float("nan")), *hits[1:]]
     return hits

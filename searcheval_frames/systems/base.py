@@ -113,7 +113,11 @@ class System:
     """``async def asearch(query_id, query, k) -> Answer`` when the system is async."""
 
     def close(self) -> None:
-        """Release clients and connections (default: nothing to release)."""
+        """Release clients and connections (default: nothing to release).
+
+        ``sef.retrieve`` calls it when a run ends, so a system must stay usable after it:
+        a client the system made is made again on next use; a client the caller passed
+        in is the caller's to close."""
 
     def __repr__(self) -> str:
         return f"<{type(self).__name__} kind={self.kind!r} name={self.name!r}>"

@@ -23,6 +23,7 @@ from __future__ import annotations
 import email.utils
 import os
 import re
+import threading
 import time
 import urllib.parse
 from typing import Any
@@ -161,6 +162,7 @@ class HttpSystem(System):
         if auth_env:
             self.send_headers["Authorization"] = f"Bearer {_env(auth_env, f'auth_env={auth_env!r}')}"
         self.client: Any = None
+        self.lock = threading.Lock()
 
     def config(self) -> dict[str, Any]:
         return {"url": _redact_url(self.url), "method": self.method,
@@ -171,12 +173,13 @@ class HttpSystem(System):
                 "server_time_unit": self.unit}
 
     def _client(self) -> Any:
-        if self.client is None:
-            httpx = require("httpx", "sef.systems.http")
-            self.client = httpx.Client(timeout=self.timeout, follow_redirects=True,
-                                       limits=httpx.Limits(max_connections=256,
-                                                           max_keepalive_connections=64))
-        return self.client
+        with self.lock:  # one client, however many threads ask at once
+            if self.client is None:
+                httpx = require("httpx", "sef.systems.http")
+                self.client = httpx.Client(timeout=self.timeout, follow_redirects=True,
+                                           limits=httpx.Limits(max_connections=256,
+                                                               max_keepalive_connections=64))
+            return self.client
 
     def request(self, query_id: str, query: str, k: int) -> Any:
         """Send one request; the response (status checked: transient or failed)."""
@@ -234,9 +237,10 @@ class HttpSystem(System):
         return Answer(pairs, server_seconds=seconds)
 
     def close(self) -> None:
-        if self.client is not None:
-            self.client.close()
-            self.client = None
+        with self.lock:
+            if self.client is not None:
+                self.client.close()
+                self.client = None
 
 
 def http(url: str, method: str = "GET", params: dict[str, Any] | None = None,

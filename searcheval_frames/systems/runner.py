@@ -384,6 +384,7 @@ def retrieve(
             run.bar.close()
         if store is not None:
             store.close()
+        sys_.close()  # a System stays usable after close(): clients reopen on next use
     wall = time.perf_counter() - t0
     frame, lat = _frames(run)
     _warn_failures(lat, run_name, sys_.kind)
