@@ -157,7 +157,7 @@ class HttpSystem(System):
         self.auth_env, self.server_time, self.unit = auth_env, server_time, server_time_unit
         self.timeout = timeout
         self.name = name or (urllib.parse.urlsplit(url).hostname or "http")
-        self.send_headers = {k: _ENV.sub(lambda m: _env(m.group(1), f"headers={{{k!r}: ...}}"), v)
+        self.send_headers = {k: _ENV.sub(lambda m: _env(m.group(1), "headers=..."), v)
                              for k, v in self.headers.items()}
         if auth_env:
             self.send_headers["Authorization"] = f"Bearer {_env(auth_env, f'auth_env={auth_env!r}')}"
