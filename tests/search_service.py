@@ -130,7 +130,7 @@ class SearchService:
 
     def start(self) -> SearchService:
         handler = type("Handler", (_Handler,), {"service": self})
-        self.server = ThreadingHTTPServer(("127.0.0.1", 0), handler)
+        self.server = _Server(("127.0.0.1", 0), handler)
         self.server.daemon_threads = True
         self.stopping.clear()
         self.thread = threading.Thread(target=self.server.serve_forever,
@@ -217,6 +217,15 @@ def _apply_hit_fault(rule: dict[str, Any] | None, hits: list[tuple[str, float]]
     if rule and rule["kind"] == "nan" and hits:
         return [(hits[0][0], float("nan")), *hits[1:]]
     return hits
+
+
+class _Server(ThreadingHTTPServer):
+    def handle_error(self, request: Any, client_address: Any) -> None:
+        """A client that went away (killed, timed out) is no error of the service."""
+        import sys
+
+        if not isinstance(sys.exc_info()[1], ConnectionError):
+            super().handle_error(request, client_address)
 
 
 class _Handler(BaseHTTPRequestHandler):
