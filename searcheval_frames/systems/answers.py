@@ -88,8 +88,29 @@ def _frame_hits(hits: Any) -> list[tuple[Any, Any]]:
                         "must be text or integers")
 
 
+def _fast(hits: list[Any], k: int) -> tuple[list[str], list[float]] | None:
+    """The common answer (``(str, float)`` pairs, scores falling, ids distinct) checked with
+    C-level builtins; None sends any other answer to the slow path and its messages."""
+    if not hits:
+        return [], []
+    if len(hits) > k or set(map(type, hits)) != {tuple} or set(map(len, hits)) != {2}:
+        return None
+    ids, raw = zip(*hits, strict=True)
+    if set(map(type, ids)) != {str} or not set(map(type, raw)) <= {float, int}:
+        return None
+    scores = list(map(float, raw))
+    if (not all(map(math.isfinite, scores)) or scores != sorted(scores, reverse=True)
+            or len(set(ids)) != len(ids)):
+        return None
+    return list(ids), scores
+
+
 def parse_hits(hits: Any, k: int) -> tuple[list[str], list[float]]:
     """The doc ids and scores of one answer, checked (see the module docstring)."""
+    if type(hits) is list:
+        fast = _fast(hits, k)
+        if fast is not None:
+            return fast
     if hits is None:
         raise InvalidAnswer("the system returned None instead of a list of hits")
     if isinstance(hits, str | bytes | Mapping):
