@@ -133,6 +133,21 @@ def test_a_bad_answer_is_a_recorded_failure_or_an_error_naming_query_and_system(
         sef.retrieve(system, qs, k=3, name="sys", on_error="raise")
 
 
+def test_on_error_raise_stops_a_threaded_and_an_async_run():
+    def system(query, k):
+        if query == "w3 w9 doc":
+            raise RuntimeError("engine down")
+        time.sleep(0.01)
+        return []
+
+    async def asystem(query, k):
+        return system(query, k)
+
+    for fn in (system, asystem):
+        with pytest.raises(RetrievalError, match=r"query 'q3'.*engine down"):
+            sef.retrieve(fn, queries(40), name="s", max_concurrency=4, on_error="raise")
+
+
 def test_integer_ids_become_text_and_empty_answers_are_fine():
     result = sef.retrieve(lambda q, k: [(7, 1), (np.int64(8), 0.5)] if q == "a" else [],
                           {"q1": "a", "q2": "b"}, k=5)
@@ -292,6 +307,10 @@ def test_a_result_is_accepted_wherever_a_run_is():
     assert table.frame.filter(pl.col("run") == "a")["delta"].item() > 0
     assert sef.pool(a, depth=3).height == sef.pool(plain, depth=3).height
     assert_frame_equal(sef.fuse(both), sef.fuse(pl.concat([a.frame, b.frame])))
+    board = sef.leaderboard(runs=both, qrels=qrels, measure="nDCG@10", test="holm")
+    assert sorted(board.frame["run"]) == ["a", "b"]
+    report = sef.report(both, qrels, baseline="b", measures=["nDCG@10"])
+    assert "nDCG@10" in report.to_markdown()
     assert sef.evaluate(a.frame.to_pandas(), qrels, ["P@5"]).shape[0] == 1
     assert isinstance(sef.evaluate(sef.retrieve(overlap, qs.to_pandas(), k=3), qrels, ["P@5"]),
                       pd.DataFrame)
