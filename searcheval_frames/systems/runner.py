@@ -16,7 +16,7 @@ import threading
 import time
 import warnings
 from collections.abc import Iterator, Mapping
-from concurrent.futures import FIRST_COMPLETED, Future, ThreadPoolExecutor, wait
+from concurrent.futures import Future, ThreadPoolExecutor, as_completed
 from datetime import UTC, datetime
 from typing import Any
 
@@ -146,13 +146,10 @@ def _threaded(run: _Run, todo: list[int], workers: int) -> None:
         else:
             for i in todo:
                 futures[pool.submit(ask, plan, run.qids[i], run.texts[i])] = [i]
-        pending = set(futures)
-        while pending:
-            done, pending = wait(pending, return_when=FIRST_COMPLETED)
-            for fut in done:
-                res = fut.result()
-                for i, out in zip(futures[fut], res if size else [res], strict=True):
-                    run.record(i, out)
+        for fut in as_completed(futures):  # waiters installed once, not per completion
+            res = fut.result()
+            for i, out in zip(futures[fut], res if size else [res], strict=True):
+                run.record(i, out)
     finally:
         pool.shutdown(wait=False, cancel_futures=True)
 
