@@ -344,6 +344,14 @@ def test_the_summary_is_numpy_over_the_answered_queries():
     assert "<table>" in result._repr_html_() and "RetrieveResult" in repr(result)
 
 
+def test_the_progress_bar_is_shown_when_asked_and_off_by_default(capsys):
+    pytest.importorskip("tqdm")
+    sef.retrieve(overlap, queries(300))
+    assert "retrieve:" not in capsys.readouterr().err  # not a terminal: no bar
+    sef.retrieve(overlap, queries(5), name="bar", progress=True)
+    assert "retrieve:bar" in capsys.readouterr().err
+
+
 def test_options_are_checked():
     for kwargs, name in (({"k": 0}, "k"), ({"max_concurrency": 0}, "max_concurrency"),
                          ({"rate": -1}, "rate"), ({"timeout": 0}, "timeout"),

@@ -46,6 +46,7 @@ def test_get_and_es_style_post_give_the_index_ranking(search_service):
         assert got.frame.equals(expected_run(svc, 7, name))
         assert got.latency["server_seconds"].is_not_null().all()
         assert got.provenance["adapter"] == "http"
+        assert got.provenance["versions"]["httpx"] == __import__("httpx").__version__
 
 
 def test_k_in_a_json_body_is_sent_as_an_integer(search_service):

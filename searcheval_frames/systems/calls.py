@@ -32,6 +32,7 @@ __all__ = [
     "ask",
     "ask_batch",
     "backoff_delay",
+    "paced",
 ]
 
 BACKOFF_CAP = 30.0
@@ -132,16 +133,21 @@ def call_in_thread(fn: Any, timeout: float) -> Any:
     return box["value"]
 
 
+def paced(plan: Plan) -> float:
+    """Wait for the next slot of the rate; the ``perf_counter`` the request starts at."""
+    wait = plan.rate.delay()
+    if wait:
+        time.sleep(wait)
+    return time.perf_counter()
+
+
 def ask(plan: Plan, query_id: str, query: str) -> Outcome:
     """Ask one query (sync system), with the plan's timeout, retries and rate."""
     system, k = plan.system, plan.k
     attempt = 0
     while True:
         attempt += 1
-        wait = plan.rate.delay()
-        if wait:
-            time.sleep(wait)
-        start = time.perf_counter()
+        start = paced(plan)
         try:
             if plan.timeout is None:
                 answer = system.search(query_id, query, k)
@@ -204,10 +210,7 @@ def ask_batch(plan: Plan, items: list[tuple[str, str]]) -> list[Outcome]:
     attempt = 0
     while todo:
         attempt += 1
-        wait = plan.rate.delay()
-        if wait:
-            time.sleep(wait)
-        start = time.perf_counter()
+        start = paced(plan)
         try:
             answers: list[Any] = _batch_call(plan, [items[i] for i in todo])
         except Exception as exc:  # the whole batch failed: each item gets the error

@@ -172,6 +172,9 @@ class HttpSystem(System):
                 "auth_env": self.auth_env, "server_time": self.server_time,
                 "server_time_unit": self.unit}
 
+    def versions(self) -> dict[str, str]:
+        return {"httpx": str(require("httpx", "sef.systems.http").__version__)}
+
     def _client(self) -> Any:
         with self.lock:  # one client, however many threads ask at once
             if self.client is None:

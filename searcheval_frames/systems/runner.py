@@ -68,7 +68,8 @@ def _cache(cache: Any, system: System) -> AnswerCache | None:
 def _progress(total: int, progress: bool | None, name: str) -> Any:
     if progress is False or total == 0:
         return None
-    if progress is None and (total < PROGRESS_MIN_QUERIES or not sys.stderr.isatty()):
+    interactive = sys.stderr.isatty() or "ipykernel" in sys.modules  # a terminal or a notebook
+    if progress is None and (total < PROGRESS_MIN_QUERIES or not interactive):
         return None
     try:
         from tqdm.auto import tqdm
@@ -334,7 +335,8 @@ def retrieve(
         A path: that SQLite file. False: no cache. Keyed on the system's fingerprint,
         the query text and k; each answer committed as it arrives.
     progress
-        A tqdm bar: None shows it on a terminal for runs of 200 queries or more.
+        A tqdm bar (when tqdm is installed): None shows it on a terminal or in a notebook
+        for runs of 200 queries or more; True always; False never.
     columns
         ``{"query_id": ..., "query": ...}`` naming your queries' columns.
     backoff
@@ -390,6 +392,7 @@ def retrieve(
             "asked": len(todo), "start": started, "end": _now(),
             "options": {"max_concurrency": max_concurrency, "rate": rate, "timeout": timeout,
                         "retries": retries, "on_error": on_error},
-            "cache": str(store.path) if store is not None else None, "versions": _versions()}
+            "cache": str(store.path) if store is not None else None,
+            "versions": {**_versions(), **sys_.versions()}}
     return RetrieveResult(frame, lat, prov, run_name, kind, wall)
 
