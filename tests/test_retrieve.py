@@ -18,7 +18,12 @@ import pytest
 from polars.testing import assert_frame_equal
 
 import searcheval_frames as sef
-from searcheval_frames.errors import InvalidOptionError, RetrievalError, SearchEvalWarning
+from searcheval_frames.errors import (
+    EmptyInputError,
+    InvalidOptionError,
+    RetrievalError,
+    SearchEvalWarning,
+)
 from searcheval_frames.systems import Answer, System, TransientError
 
 REPO = Path(__file__).resolve().parents[1]
@@ -361,3 +366,7 @@ def test_options_are_checked():
             sef.retrieve(overlap, queries(2), **kwargs)
     with pytest.raises(InvalidOptionError, match="parameters"):
         sef.retrieve(lambda a, b, c, d: [], queries(2))
+    with pytest.raises(EmptyInputError, match="no rows"):
+        sef.retrieve(overlap, queries(0))
+    with pytest.raises(EmptyInputError, match=r"have no text: \['q2'\]"):
+        sef.retrieve(overlap, {"q1": "a", "q2": " "})

@@ -23,7 +23,7 @@ from typing import Any
 import numpy as np
 import polars as pl
 
-from ..errors import RetrievalError, SearchEvalWarning
+from ..errors import EmptyInputError, RetrievalError, SearchEvalWarning
 from ..frames.kinds import Kind, input_kind
 from ..io.texts import queries_table
 from ..options import check_choice, check_float, check_int, option_error
@@ -40,17 +40,28 @@ PROGRESS_MIN_QUERIES = 200
 
 
 def _queries(queries: Any, columns: Mapping[str, str] | None) -> tuple[pl.DataFrame, Kind]:
+    """``query_id, query`` (every query with a text) and the kind to answer in."""
     if isinstance(queries, str | os.PathLike):
         from ..io.queries import read_queries
 
-        return read_queries(queries, columns=columns).select("query_id", "query"), Kind("polars")
-    kind = input_kind(queries)
-    if columns:
-        from ..frames.kinds import to_polars
+        df, kind = read_queries(queries, columns=columns).select("query_id", "query"), Kind("polars")
+    else:
+        kind = input_kind(queries)
+        if columns:
+            from ..frames.kinds import to_polars
 
-        df = to_polars(queries, "queries")
-        queries = df.rename({v: k for k, v in columns.items() if v in df.columns})
-    return queries_table(queries), Kind("polars") if kind.name == "dict" else kind
+            raw = to_polars(queries, "queries")
+            queries = raw.rename({v: k for k, v in columns.items() if v in raw.columns})
+        df = queries_table(queries)
+        kind = Kind("polars") if kind.name == "dict" else kind
+    if df.height == 0:
+        raise EmptyInputError("retrieve: queries has no rows; there is nothing to ask.")
+    empty = df.filter(pl.col("query").is_null() | pl.col("query").str.strip_chars().eq(""))
+    if empty.height:
+        raise EmptyInputError(
+            f"retrieve: {empty.height} queries have no text: {empty['query_id'].head(5).to_list()}"
+            "; give each a text or drop them first.")
+    return df, kind
 
 
 def _cache(cache: Any, system: System) -> AnswerCache | None:
