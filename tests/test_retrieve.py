@@ -219,6 +219,34 @@ def test_a_hang_past_the_timeout_is_a_recorded_timeout_sync_and_async():
         assert result.latency["attempts"].to_list() == [2, 1]
 
 
+def test_batches_retry_only_their_transient_items():
+    class Batched(System):
+        kind = "batched"
+        name = "batched"
+        batch_size = 4
+
+        def __init__(self):
+            self.calls: list[list[str]] = []
+
+        def search_batch(self, items, k):
+            self.calls.append([q for q, _ in items])
+            if len(self.calls) == 1:
+                raise TransientError("whole batch refused", retry_after=0.01)
+            return [TransientError("busy") if q == "q1" and len(self.calls) == 2
+                    else RuntimeError("bad") if q == "q2" else Answer(overlap(t, k))
+                    for q, t in items]
+
+    system = Batched()
+    qs = queries(4)
+    with pytest.warns(SearchEvalWarning, match=r"q2 \(error: RuntimeError: bad"):
+        result = sef.retrieve(system, qs, k=3, backoff=0.001)
+    assert system.calls == [["q0", "q1", "q2", "q3"], ["q0", "q1", "q2", "q3"], ["q1"]]
+    assert result.latency["attempts"].to_list() == [2, 3, 2, 2]
+    assert result.latency["status"].to_list() == ["ok", "ok", "error", "ok"]
+    want = reference_run(overlap, qs, 3, "batched").filter(pl.col("query_id") != "q2")
+    assert_frame_equal(result.frame, want)
+
+
 # ------------------------------------------------------------------ concurrency, rate
 def test_max_concurrency_bounds_the_queries_in_flight():
     lock = threading.Lock()
