@@ -87,7 +87,15 @@ def test_every_form_of_function_gives_the_same_run():
         def search(self, query_id, query, k):
             return Answer(overlap(query, k), server_seconds=0.001)
 
-    for system in (with_id, asynchronous, batch_frame, batch_list, Engine()):
+    def polars_frame(query, k):
+        return pl.DataFrame(overlap(query, k), schema={"doc_id": pl.String, "score": pl.Float64},
+                            orient="row")
+
+    def pandas_frame(query, k):
+        return pd.DataFrame(overlap(query, k), columns=["doc_id", "score"])
+
+    for system in (with_id, asynchronous, batch_frame, batch_list, Engine(), polars_frame,
+                   pandas_frame):
         for workers in (1, 3):
             got = sef.retrieve(system, qs, k=4, name="x", max_concurrency=workers)
             assert_frame_equal(got.frame, expected), (system, workers)
