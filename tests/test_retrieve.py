@@ -32,6 +32,12 @@ DOCS = {f"d{i:03d}": f"doc {i} " + " ".join(f"w{j}" for j in range(i % 7, i % 7 
         for i in range(1, 60)}
 
 
+@pytest.fixture(autouse=True)
+def _own_folder(tmp_path, monkeypatch):
+    """Each test in a folder of its own: adapters' default cache (.searcheval/) lands there."""
+    monkeypatch.chdir(tmp_path)
+
+
 def overlap(query: str, k: int) -> list[tuple[str, float]]:
     """A deterministic toy engine: word overlap, ties by doc id."""
     words = set(query.lower().split())

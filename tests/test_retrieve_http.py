@@ -21,6 +21,12 @@ QUERIES = sef.read_queries(REPO / "data" / "example" / "queries.tsv")
 Q1, Q2 = QUERIES["query"][0], QUERIES["query"][1]
 
 
+@pytest.fixture(autouse=True)
+def _own_folder(tmp_path, monkeypatch):
+    """Each test in a folder of its own: the default cache (.searcheval/) lands there."""
+    monkeypatch.chdir(tmp_path)
+
+
 def simple(svc, **kw):
     return sef.systems.http(svc.url + "/search", params={"q": "{query}", "k": "{k}"},
                             server_time="took", name="svc", **kw)
