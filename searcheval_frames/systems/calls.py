@@ -89,7 +89,11 @@ class Outcome:
 
 
 def backoff_delay(attempt: int, base: float, retry_after: float | None) -> float:
-    """Full jitter: ``uniform(0, min(cap, base * 2**attempt))``, at least ``retry_after``."""
+    """Full jitter: ``uniform(0, min(cap, base * 2**attempt))``, at least ``retry_after``.
+
+    >>> 0 <= backoff_delay(2, 0.1, None) <= 0.4, backoff_delay(1, 0.1, 5.0)
+    (True, 5.0)
+    """
     jitter = random.uniform(0.0, min(BACKOFF_CAP, base * 2 ** attempt))
     return max(jitter, retry_after) if retry_after is not None else jitter
 
