@@ -328,6 +328,16 @@ def test_failures_are_not_cached(tmp_path):
     assert again.latency["cached"].to_list() == [False, True]
 
 
+def test_a_cache_that_cannot_be_opened_is_one_clear_error(tmp_path):
+    from searcheval_frames.errors import FileAccessError
+
+    (tmp_path / "dir.db").mkdir()
+    with pytest.raises(FileAccessError, match=r"cannot open the answer cache.*cache=False"):
+        sef.retrieve(overlap, queries(2), cache=tmp_path / "dir.db")
+    sef.retrieve(overlap, queries(2), cache=True)
+    assert (tmp_path / ".searcheval" / "retrieve-cache.db").exists()
+
+
 def test_plain_functions_are_not_cached_by_default(tmp_path, monkeypatch):
     monkeypatch.chdir(tmp_path)
     sef.retrieve(overlap, queries(3))

@@ -11,6 +11,7 @@ from __future__ import annotations
 import asyncio
 import os
 import platform
+import sqlite3
 import sys
 import threading
 import time
@@ -23,7 +24,7 @@ from typing import Any
 import numpy as np
 import polars as pl
 
-from ..errors import EmptyInputError, RetrievalError, SearchEvalWarning
+from ..errors import EmptyInputError, FileAccessError, RetrievalError, SearchEvalWarning
 from ..frames.kinds import Kind, input_kind
 from ..io.texts import queries_table
 from ..options import check_choice, check_float, check_int, option_error
@@ -68,12 +69,20 @@ def _cache(cache: Any, system: System) -> AnswerCache | None:
     if cache is False or (cache is None and not system.cacheable):
         return None
     if cache is None or cache is True:
-        return AnswerCache(DEFAULT_CACHE)
-    if isinstance(cache, str | os.PathLike):
-        return AnswerCache(cache)
-    raise option_error("retrieve", "cache", cache,
-                       "must be None (the default file), False (no cache) or a path",
-                       "cache='.searcheval/retrieve-cache.db'")
+        path: Any = DEFAULT_CACHE
+    elif isinstance(cache, str | os.PathLike):
+        path = cache
+    else:
+        raise option_error("retrieve", "cache", cache,
+                           "must be None (the default file), True, False (no cache) or a path",
+                           "cache='.searcheval/retrieve-cache.db'")
+    try:
+        return AnswerCache(path)
+    except (OSError, sqlite3.Error) as exc:
+        raise FileAccessError(
+            f"retrieve(cache={str(path)!r}): cannot open the answer cache ({exc}); pass "
+            "another path, or cache=False to ask every query without one.",
+            path=str(path)) from None
 
 
 def _progress(total: int, progress: bool | None, name: str) -> Any:
@@ -342,8 +351,8 @@ def retrieve(
         naming the query and the system (answers so far stay in the cache).
     cache
         None: ``.searcheval/retrieve-cache.db`` for adapters; no cache for a plain
-        function (its code does not capture what it depends on), unless a path is given.
-        A path: that SQLite file. False: no cache. Keyed on the system's fingerprint,
+        function (its code does not capture what it depends on), unless a path (or
+        True, the default file) is given. A path: that SQLite file. False: no cache. Keyed on the system's fingerprint,
         the query text and k; each answer committed as it arrives.
     progress
         A tqdm bar (when tqdm is installed): None shows it on a terminal or in a notebook
