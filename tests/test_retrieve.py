@@ -107,6 +107,18 @@ def test_every_form_of_function_gives_the_same_run():
             assert_frame_equal(got.frame, expected), (system, workers)
 
 
+def test_an_async_system_runs_inside_a_running_loop_as_in_a_notebook():
+    async def asearch(query, k):
+        await asyncio.sleep(0.001)
+        return overlap(query, k)
+
+    async def notebook_cell():  # a notebook's loop is running while the cell runs
+        return sef.retrieve(asearch, queries(6), k=3, name="x", max_concurrency=3)
+
+    result = asyncio.run(notebook_cell())
+    assert_frame_equal(result.frame, reference_run(overlap, queries(6), 3, "x"))
+
+
 def test_frames_come_back_in_the_queries_kind_and_files_are_read():
     qs = queries(5)
     assert isinstance(sef.retrieve(overlap, qs.to_pandas(), k=3).frame, pd.DataFrame)
