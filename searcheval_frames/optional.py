@@ -34,6 +34,7 @@ EXTRAS: dict[str, tuple[str, ...]] = {
     "dask": ("dask", "distributed"),
     "judges": ("httpx",),
     "fast": ("numba",),
+    "systems": ("elasticsearch", "opensearchpy", "psycopg"),  # sef.systems' client adapters
 }
 _EXTRA_OF = {mod: extra for extra, mods in EXTRAS.items() for mod in mods}
 

@@ -8,7 +8,6 @@ numpy, so ``bm25(docs, k1=1.2, b=0.75)`` ranks exactly as :func:`sqlite_fts` doe
 
 from __future__ import annotations
 
-import os
 from collections.abc import Sequence
 from dataclasses import dataclass
 from typing import Any
@@ -18,8 +17,15 @@ import polars as pl
 
 from ..options import check_float
 from .base import Answer, System
-from .sqlite_fts import (FtsIndex, check_fields, check_tokenize, check_weights, docs_hash,
-                         load_docs, query_words)
+from .sqlite_fts import (
+    FtsIndex,
+    check_fields,
+    check_tokenize,
+    check_weights,
+    docs_hash,
+    load_docs,
+    query_words,
+)
 
 __all__ = ["BM25", "TermStats", "bm25"]
 
