@@ -116,6 +116,11 @@ _LAZY: dict[str, str] = {
     "extra_available": "optional",
     "extra_note": "optional",
     "default_journal": "evalset.store",
+    # running a search system (issue 32): sef.retrieve and the subpackage sef.systems
+    "retrieve": "systems",
+    "RetrieveResult": "systems",
+    "combine_runs": "systems",
+    "systems": "systems",
 }
 
 __all__ = [
@@ -145,7 +150,9 @@ def __getattr__(name: str) -> Any:
     module = _LAZY.get(name)
     if module is None:
         raise AttributeError(f"module 'searcheval_frames' has no attribute {name!r}")
-    value = getattr(importlib.import_module(f".{module}", __name__), name)
+    value = importlib.import_module(f".{module}", __name__)
+    if module != name:  # a name inside the module, not the (sub)package itself
+        value = getattr(value, name)
     globals()[name] = value
     return value
 

@@ -30,6 +30,7 @@ __all__ = [
     "MissingColumnError",
     "PaddedIdError",
     "PluginError",
+    "RetrievalError",
     "SearchEvalError",
     "SearchEvalWarning",
     "UnknownMeasureError",
@@ -193,3 +194,9 @@ class LabelConflictError(SearchEvalError):
 
 class PluginError(SearchEvalError):
     """A measure plugin (a ``--plugin`` file or an entry point) that fails to load."""
+
+
+# --- issue #32: running a search system -------------------------------------------
+class RetrievalError(SearchEvalError):
+    """A search system failed on a query (``sef.retrieve(on_error="raise")``), or cannot
+    be built from its configuration; the message names the system and the query."""

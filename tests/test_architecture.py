@@ -23,7 +23,7 @@ ARCH = PKG.parent / "docs" / "architecture.md"
 LAYERS: list[list[str]] = [
     ["version", "_deprecation", "_exact", "errors", "optional", "notebook", "options"],
     ["frames"],
-    ["io", "measures"],
+    ["io", "measures", "systems"],
     ["core"],
     ["fusion"],
     ["analysis", "figures", "evalset"],

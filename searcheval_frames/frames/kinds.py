@@ -3,6 +3,10 @@
 ``input_kind`` remembers whether the caller gave pandas, polars (eager or lazy),
 pyarrow or a path; ``to_native`` converts a polars result back; ``to_polars``
 turns any dataframe-like object into an eager polars frame.
+
+Run-like objects (``sef.retrieve``'s ``RetrieveResult``, from a layer above) are
+recognised by duck typing: ``__sef_run__()`` returns their polars run frame and
+``__sef_kind__`` the :class:`Kind` to give results back as.
 """
 
 from __future__ import annotations
@@ -42,6 +46,9 @@ def input_kind(obj: Any) -> Kind:
         return Kind("polars-lazy")
     if isinstance(obj, pl.DataFrame) or is_path(obj):  # file paths are read with polars
         return Kind("polars")
+    run_kind = getattr(obj, "__sef_kind__", None)  # a run-like result (sef.retrieve's)
+    if isinstance(run_kind, Kind):
+        return run_kind
     mod = type(obj).__module__.split(".")[0]
     if mod == "pandas":
         return Kind("pandas")
@@ -87,6 +94,8 @@ def to_polars(obj: Any, arg: str) -> pl.DataFrame:
         return obj
     if isinstance(obj, pl.LazyFrame):
         return collect(obj, arg)
+    if callable(getattr(type(obj), "__sef_run__", None)):
+        return obj.__sef_run__()  # a run-like result (sef.retrieve's RetrieveResult)
     mod = type(obj).__module__.split(".")[0]
     if mod == "pandas":
         import pandas as pd

@@ -1,0 +1,54 @@
+"""Running a search system: ``sef.retrieve`` and the adapters of ``sef.systems``.
+
+* ``base``: the protocol (:class:`System`, :class:`Answer`, :class:`TransientError`) and
+  plain functions as systems (:func:`as_system`);
+* ``answers``: each answer checked (duplicates, NaN scores, more than k hits, ids);
+* ``calls``: one query asked with timeout, retries (backoff, jitter, Retry-After), rate;
+* ``runner``: :func:`retrieve` (threads, asyncio or batches; the cache; the frames);
+* ``cache``: answers already asked, in SQLite, keyed on fingerprint, query text and k;
+* ``result``: :class:`RetrieveResult`, :func:`combine_runs`, :func:`latency_of`.
+
+Adapters build a System: :func:`function`, ``http`` (and, with their client libraries,
+the other engines).
+
+>>> import searcheval_frames as sef
+>>> r = sef.retrieve(lambda query, k: [("d1", 1.0)], {"q1": "hello"}, name="toy")
+>>> r.frame.rows()
+[('q1', 'd1', 1, 1.0, 'toy')]
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+from typing import Any
+
+from .base import Answer, FunctionSystem, System, TransientError, as_system
+from .result import RetrieveResult, combine_runs, latency_of
+from .runner import retrieve
+
+__all__ = [
+    "Answer",
+    "FunctionSystem",
+    "RetrieveResult",
+    "System",
+    "TransientError",
+    "as_system",
+    "combine_runs",
+    "function",
+    "latency_of",
+    "retrieve",
+]
+
+
+def function(fn: Callable[..., Any], *, name: str | None = None, batch: bool | None = None,
+             batch_size: int = 256) -> FunctionSystem:
+    """A Python function as a system (what ``sef.retrieve`` does with a function).
+
+    ``batch=True`` marks a batch function ``fn(queries_frame, k)`` (also recognised when
+    its first parameter is named ``queries``), given ``batch_size`` queries per call.
+
+    >>> import searcheval_frames as sef
+    >>> sef.systems.function(lambda query, k: [], name="empty").name
+    'empty'
+    """
+    return FunctionSystem(fn, name=name, batch=batch, batch_size=batch_size)

@@ -1,0 +1,189 @@
+"""The protocol every search system follows, and plain functions made into systems.
+
+A :class:`System` answers one query (``search``), optionally a batch (``search_batch``)
+or asynchronously (``asearch``); ``sef.retrieve`` runs a query set through it. Adapters
+(``sef.systems.http``, ``sqlite_fts``, ``elasticsearch``, ...) are Systems; a plain
+function becomes one through :func:`as_system`.
+
+>>> from searcheval_frames.systems import as_system
+>>> s = as_system(lambda query, k: [("d1", 2.0), ("d2", 1.0)][:k], name="toy")
+>>> s.kind, s.name, s.search("q1", "bm25", 1).hits
+('function', 'toy', [('d1', 2.0)])
+"""
+
+from __future__ import annotations
+
+import hashlib
+import inspect
+import json
+from collections.abc import Callable
+from dataclasses import dataclass
+from typing import Any
+
+from ..errors import InvalidOptionError
+
+__all__ = ["Answer", "FunctionSystem", "System", "TransientError", "as_system", "canonical_json"]
+
+
+class TransientError(Exception):
+    """A failure worth retrying (HTTP 429/503, a connection reset, a timeout).
+
+    ``retry_after``: the seconds the server asked to wait (``Retry-After``), or None;
+    ``status``: the HTTP status when there is one. ``sef.retrieve`` retries it with
+    exponential backoff and full jitter, waiting at least ``retry_after``.
+    """
+
+    def __init__(self, message: str, *, retry_after: float | None = None,
+                 status: int | None = None) -> None:
+        super().__init__(message)
+        self.retry_after = retry_after
+        self.status = status
+
+
+@dataclass
+class Answer:
+    """One query's answer: raw ``hits`` and the engine's own time when it reports one.
+
+    ``hits``: ``[(doc_id, score), ...]``, ``[{"doc_id": ..., "score": ...}, ...]`` or a
+    frame with ``doc_id`` and ``score`` columns, best first. ``server_seconds``: the
+    engine's time (Elasticsearch ``took`` / 1000), or None.
+    """
+
+    hits: Any
+    server_seconds: float | None = None
+
+
+def canonical_json(obj: Any) -> str:
+    """The one JSON spelling of a configuration (sorted keys, no spaces) for hashing."""
+    return json.dumps(obj, sort_keys=True, separators=(",", ":"), default=str, ensure_ascii=False)
+
+
+class System:
+    """Base class of every adapter: set ``kind``, implement ``search``.
+
+    Optionally ``search_batch`` (set ``batch_size`` when one call for many queries is
+    cheaper, e.g. ``_msearch``) and/or ``asearch`` (an ``async`` search: ``sef.retrieve``
+    then runs queries with asyncio). ``config()`` returns the JSON-able configuration
+    with secrets redacted (``"***"``); ``fingerprint()`` hashes it, and is the cache key's
+    system part: a changed configuration asks again. ``cacheable``: whether the
+    configuration determines the answers (True for adapters; False for plain functions,
+    whose behaviour their code does not capture).
+    """
+
+    kind: str = "system"
+    name: str = "system"
+    batch_size: int | None = None
+    cacheable: bool = True
+
+    def config(self) -> dict[str, Any]:
+        """The JSON-able configuration, secrets redacted."""
+        return {}
+
+    def fingerprint(self) -> str:
+        """sha256 (hex) of the canonical JSON of ``{"kind": kind, "config": config()}``."""
+        text = canonical_json({"kind": self.kind, "config": self.config()})
+        return hashlib.sha256(text.encode("utf-8")).hexdigest()
+
+    def search(self, query_id: str, query: str, k: int) -> Answer:
+        """Answer one query (raise :class:`TransientError` to have it retried)."""
+        raise NotImplementedError(f"{type(self).__name__}.search is not implemented")
+
+    def search_batch(self, items: list[tuple[str, str]], k: int) -> list[Answer | BaseException]:
+        """Answer ``[(query_id, query), ...]``: an Answer or the exception, per item."""
+        out: list[Answer | BaseException] = []
+        for qid, query in items:
+            try:
+                out.append(self.search(qid, query, k))
+            except Exception as exc:  # one failed query does not fail its batch
+                out.append(exc)
+        return out
+
+    asearch: Callable[..., Any] | None = None
+    """``async def asearch(query_id, query, k) -> Answer`` when the system is async."""
+
+    def close(self) -> None:
+        """Release clients and connections (default: nothing to release)."""
+
+    def __repr__(self) -> str:
+        return f"<{type(self).__name__} kind={self.kind!r} name={self.name!r}>"
+
+
+def _code_hash(fn: Callable[..., Any]) -> str:
+    code = getattr(fn, "__code__", None)
+    try:
+        text = inspect.getsource(fn)
+    except (OSError, TypeError):
+        text = repr(code.co_code if code is not None else fn)
+    return hashlib.sha256(text.encode("utf-8")).hexdigest()[:16]
+
+
+def _arity(fn: Callable[..., Any]) -> tuple[int, str | None]:
+    """How many positional parameters ``fn`` takes, and the first one's name."""
+    try:
+        params = [p for p in inspect.signature(fn).parameters.values()
+                  if p.kind in (p.POSITIONAL_ONLY, p.POSITIONAL_OR_KEYWORD)]
+    except (TypeError, ValueError):
+        return 2, None
+    return len(params), (params[0].name if params else None)
+
+
+class FunctionSystem(System):
+    """A Python function as a system.
+
+    ``fn(query, k)`` or ``fn(query_id, query, k)`` per query, ``async def`` for asyncio,
+    or a batch function ``fn(queries, k)`` over a queries frame (``query_id, query``;
+    recognised by its first parameter being named ``queries``, or by ``batch=True``)
+    returning a run frame (``query_id, doc_id, score``), a dict ``{query_id: hits}`` or
+    a list of hits in the queries' order. ``batch_size`` queries are given per call.
+    """
+
+    kind = "function"
+    cacheable = False
+
+    def __init__(self, fn: Callable[..., Any], *, name: str | None = None,
+                 batch: bool | None = None, batch_size: int = 256) -> None:
+        if not callable(fn):
+            raise InvalidOptionError(
+                f"as_system(system={fn!r}): must be a System or a function fn(query, k); "
+                f"got {type(fn).__name__}. Example: sef.retrieve(lambda query, k: [...], queries)")
+        self.fn = fn
+        n, first = _arity(fn)
+        if n not in (2, 3):
+            raise InvalidOptionError(
+                f"as_system(system={getattr(fn, '__name__', fn)!r}): a function system takes "
+                f"(query, k), (query_id, query, k) or (queries, k); got {n} positional "
+                "parameters. Example: def search(query, k): return [(doc_id, score), ...]")
+        self.with_id = n == 3
+        self.batch = bool(batch) if batch is not None else (n == 2 and first == "queries")
+        self.batch_size = batch_size if self.batch else None
+        self.name = name or getattr(fn, "__name__", "function").strip("<>") or "function"
+        if inspect.iscoroutinefunction(fn) and not self.batch:
+            self.asearch = self._asearch
+
+    def config(self) -> dict[str, Any]:
+        qual = f"{getattr(self.fn, '__module__', '')}.{getattr(self.fn, '__qualname__', '')}"
+        return {"function": qual, "code": _code_hash(self.fn), "batch": self.batch}
+
+    def search(self, query_id: str, query: str, k: int) -> Answer:
+        out = self.fn(query_id, query, k) if self.with_id else self.fn(query, k)
+        return out if isinstance(out, Answer) else Answer(out)
+
+    async def _asearch(self, query_id: str, query: str, k: int) -> Answer:
+        out = await (self.fn(query_id, query, k) if self.with_id else self.fn(query, k))
+        return out if isinstance(out, Answer) else Answer(out)
+
+
+def as_system(obj: Any, *, name: str | None = None) -> System:
+    """``obj`` as a :class:`System`: a System as it is, a function as a FunctionSystem.
+
+    Examples
+    --------
+    >>> from searcheval_frames.systems import as_system
+    >>> def search(query_id, query, k):
+    ...     return [{"doc_id": "d1", "score": 1.0}]
+    >>> as_system(search).search("q1", "hello", 10).hits
+    [{'doc_id': 'd1', 'score': 1.0}]
+    """
+    if isinstance(obj, System):
+        return obj
+    return FunctionSystem(obj, name=name)

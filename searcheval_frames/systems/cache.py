@@ -1,0 +1,96 @@
+"""The answers already asked: a SQLite database, one row per (system, query, k).
+
+The key is sha256 of the system's fingerprint, the query text and k, so a re-run asks
+nothing it already has and a changed configuration (another fingerprint) asks again.
+Each answer is committed as it arrives (WAL journal), so a run killed half way and
+started again resumes: the answered queries come from here, the rest are asked.
+Only answered queries are kept; failures are asked again on the next run.
+
+The default file is ``.searcheval/retrieve-cache.db`` under the working directory.
+
+>>> import tempfile, pathlib
+>>> c = AnswerCache(pathlib.Path(tempfile.mkdtemp()) / "c.db")
+>>> key = cache_key("f" * 64, "what is bm25", 10)
+>>> c.put(key, "f" * 64, "what is bm25", 10, ["d1"], [2.5], 0.01, None, 1)
+>>> c.get_many([key])[key][:2]
+(['d1'], [2.5])
+"""
+
+from __future__ import annotations
+
+import hashlib
+import json
+import os
+import sqlite3
+import threading
+from collections.abc import Sequence
+from pathlib import Path
+from typing import Any
+
+__all__ = ["DEFAULT_CACHE", "AnswerCache", "cache_key"]
+
+DEFAULT_CACHE = Path(".searcheval") / "retrieve-cache.db"
+
+_SCHEMA = """
+CREATE TABLE IF NOT EXISTS answers (
+    key TEXT PRIMARY KEY,
+    fingerprint TEXT NOT NULL,
+    query TEXT NOT NULL,
+    k INTEGER NOT NULL,
+    doc_ids TEXT NOT NULL,
+    scores TEXT NOT NULL,
+    seconds REAL,
+    server_seconds REAL,
+    attempts INTEGER,
+    created REAL DEFAULT (julianday('now'))
+)"""
+
+
+def cache_key(fingerprint: str, query: str, k: int) -> str:
+    """sha256 (hex) of the fingerprint, the query text and k."""
+    raw = json.dumps([fingerprint, query, k], ensure_ascii=False)
+    return hashlib.sha256(raw.encode("utf-8")).hexdigest()
+
+
+class AnswerCache:
+    """A SQLite file of answers, safe to share between the threads of one run."""
+
+    def __init__(self, path: str | os.PathLike[str]) -> None:
+        self.path = Path(path)
+        self.path.parent.mkdir(parents=True, exist_ok=True)
+        self.lock = threading.Lock()
+        self.db = sqlite3.connect(self.path, check_same_thread=False, timeout=30.0,
+                                  isolation_level=None)
+        self.db.execute("PRAGMA journal_mode=WAL")
+        self.db.execute("PRAGMA synchronous=NORMAL")
+        self.db.execute(_SCHEMA)
+
+    def get_many(self, keys: Sequence[str]) -> dict[str, tuple[list[str], list[float], float | None,
+                                                            float | None, int]]:
+        """``key -> (doc_ids, scores, seconds, server_seconds, attempts)`` for the keys found."""
+        out: dict[str, Any] = {}
+        with self.lock:
+            self.db.execute("CREATE TEMP TABLE IF NOT EXISTS wanted (key TEXT PRIMARY KEY)")
+            self.db.execute("DELETE FROM wanted")
+            self.db.executemany("INSERT OR IGNORE INTO wanted VALUES (?)", ((k,) for k in keys))
+            rows = self.db.execute(
+                "SELECT a.key, a.doc_ids, a.scores, a.seconds, a.server_seconds, a.attempts "
+                "FROM answers a JOIN wanted w ON a.key = w.key").fetchall()
+        for key, ids, scores, sec, server, attempts in rows:
+            out[key] = (json.loads(ids), json.loads(scores), sec, server, attempts)
+        return out
+
+    def put(self, key: str, fingerprint: str, query: str, k: int, doc_ids: list[str],
+            scores: list[float], seconds: float | None, server_seconds: float | None,
+            attempts: int) -> None:
+        """Store (and commit) one answer."""
+        row = (key, fingerprint, query, k, json.dumps(doc_ids, ensure_ascii=False),
+               json.dumps(scores), seconds, server_seconds, attempts)
+        with self.lock:
+            self.db.execute(
+                "INSERT OR REPLACE INTO answers (key, fingerprint, query, k, doc_ids, scores, "
+                "seconds, server_seconds, attempts) VALUES (?,?,?,?,?,?,?,?,?)", row)
+
+    def close(self) -> None:
+        with self.lock:
+            self.db.close()
