@@ -9,7 +9,10 @@
 * ``result``: :class:`RetrieveResult`, :func:`combine_runs`, :func:`latency_of`.
 
 Adapters build a System: :func:`function`, ``http`` (and, with their client libraries,
-the other engines).
+the other engines): ``sqlite_fts`` (SQLite FTS5, nothing to install) and ``bm25`` (its
+formula in numpy, with ``k1``/``b``), ``rerank`` (a second stage), ``postgres``,
+``elasticsearch``, ``opensearch``, ``retriever`` (LangChain / LlamaIndex); see
+docs/systems.md.
 
 >>> import searcheval_frames as sef
 >>> r = sef.retrieve(lambda query, k: [("d1", 1.0)], {"q1": "hello"}, name="toy")
@@ -23,11 +26,30 @@ from collections.abc import Callable
 from typing import Any
 
 from .base import Answer, FunctionSystem, System, TransientError, as_system
+from .bm25 import BM25, bm25
+from .engines import Engine, elasticsearch, opensearch
+from .postgres import Postgres, postgres
+from .rerank import Rerank, rerank
+from .retriever import Retriever, retriever
+from .sqlite_fts import SqliteFts, sqlite_fts
 from .result import RetrieveResult, combine_runs, latency_of
 from .runner import retrieve
 
 __all__ = [
+    "BM25",
     "Answer",
+    "Engine",
+    "Postgres",
+    "Rerank",
+    "Retriever",
+    "SqliteFts",
+    "bm25",
+    "elasticsearch",
+    "opensearch",
+    "postgres",
+    "rerank",
+    "retriever",
+    "sqlite_fts",
     "FunctionSystem",
     "RetrieveResult",
     "System",
