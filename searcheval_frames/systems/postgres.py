@@ -21,7 +21,8 @@ __all__ = ["EXAMPLE_SQL", "Postgres", "postgres", "redact_dsn"]
 #: full-text search with ts_rank and OR semantics (any query word matches)
 EXAMPLE_SQL = """
 SELECT doc_id, ts_rank(tsv, q) AS score
-FROM docs, replace(plainto_tsquery('english', %(query)s)::text, '&', '|')::tsquery AS q
+FROM docs, (SELECT replace(plainto_tsquery('english', %(query)s)::text, '&', '|')::tsquery
+             AS q) AS query
 WHERE tsv @@ q
 ORDER BY score DESC, doc_id DESC
 LIMIT %(k)s
@@ -98,7 +99,9 @@ class Postgres(System):
                 names = [c.name for c in cur.description or []]
                 rows = cur.fetchall()
         except self.psycopg.OperationalError as exc:
-            self.local.conn = None  # the next attempt opens a new connection
+            conn, self.local.conn = self.local.conn, None  # the next attempt reconnects
+            if conn is not None:
+                conn.close()
             raise TransientError(f"postgres: {str(exc).strip().splitlines()[0]}") from exc
         if len(names) < 2:
             raise ValueError(f"postgres {self.name!r}, query {query_id!r}: the SQL returns "
@@ -126,7 +129,8 @@ def postgres(dsn: str, sql: str = EXAMPLE_SQL, params: Mapping[str, Any] | None 
     matching (``plainto_tsquery`` ANDs the words; the ``replace`` ORs them)::
 
         SELECT doc_id, ts_rank(tsv, q) AS score
-        FROM docs, replace(plainto_tsquery('english', %(query)s)::text, '&', '|')::tsquery AS q
+        FROM docs, (SELECT replace(plainto_tsquery('english', %(query)s)::text, '&', '|')::tsquery
+                     AS q) AS query
         WHERE tsv @@ q
         ORDER BY score DESC, doc_id DESC
         LIMIT %(k)s
