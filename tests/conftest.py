@@ -52,3 +52,23 @@ def postgres_server():
 def postgres_dsn(postgres_server) -> str:
     """A fresh, empty PostgreSQL database on the session's server: its DSN."""
     return postgres_server.create_database()
+
+
+@pytest.fixture(scope="session")
+def search_server():
+    """One HTTP search service on 127.0.0.1 for this test process (tests/search_service.py):
+    SQLite FTS5 over the bundled docs, with fault injection, a request log and an
+    Elasticsearch-compatible _search/_msearch surface."""
+    from search_service import SearchService
+
+    service = SearchService().start()
+    yield service
+    service.stop()
+
+
+@pytest.fixture
+def search_service(search_server):
+    """The session's search service, reset (no faults, no delay, an empty log) per test."""
+    search_server.reset()
+    yield search_server
+    search_server.reset()
