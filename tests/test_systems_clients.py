@@ -89,7 +89,7 @@ def test_postgres_bad_sql_fails_the_query_and_a_lost_server_is_transient(
     _load_docs(postgres_dsn)
     bad = postgres(postgres_dsn, "SELECT nope FROM docs WHERE %(query)s = '' LIMIT %(k)s")
     with pytest.warns(SearchEvalWarning, match="nope"):
-        res = sef.retrieve(bad, {"q1": "x"}, k=5, cache=None, on_error="record")
+        res = sef.retrieve(bad, {"q1": "x"}, k=5, cache=False, on_error="record")
     assert res.latency["status"].to_list() != ["ok"]
     assert "nope" in (res.latency["error"][0] or "")
     bad.close()
@@ -152,7 +152,7 @@ def test_a_langchain_retriever_runs_in_the_retrievers_order(tmp_path) -> None:
     fts = sqlite_fts(DOCS)
     lc = retriever(_lc_retriever(fts), doc_id="source")
     res = sef.retrieve(lc, QUERIES, k=10, cache=tmp_path / "c.db")
-    want = sef.retrieve(fts, QUERIES, k=10, cache=None).frame
+    want = sef.retrieve(fts, QUERIES, k=10, cache=False).frame
     joined = res.frame.join(want, on=["query_id", "rank"], suffix="_fts")
     assert joined.height == want.height == res.frame.height
     assert (joined["doc_id"] == joined["doc_id_fts"]).all()
@@ -164,13 +164,13 @@ def test_a_langchain_retriever_runs_in_the_retrievers_order(tmp_path) -> None:
 def test_langchain_ids_from_doc_id_and_chunks_collapse() -> None:
     fts = sqlite_fts(DOCS)
     plain = retriever(_lc_retriever(fts, k=5)).search("q", "pinecone", 5).hits
-    assert [d for d, _ in plain][0].startswith("chunk-")  # doc.id when no metadata key
+    assert all(d.startswith("chunk-") for d, _ in plain)  # doc.id when no metadata key
     chunked = _lc_retriever(fts, k=5, chunks=True)
     docs = retriever(chunked, doc_id="source", collapse=True).search("q", "pinecone", 5).hits
     assert [d for d, _ in docs] == [d for d, _ in fts.search("q", "pinecone", 5).hits]
     with pytest.warns(SearchEvalWarning, match="appears 2 times"):
         res = sef.retrieve(retriever(chunked, doc_id="source"), {"q1": "pinecone"}, k=10,
-                           cache=None, on_error="record")
+                           cache=False, on_error="record")
     assert res.latency["status"].to_list() != ["ok"]  # duplicates are refused, not kept
 
 

@@ -44,7 +44,7 @@ def slow_bm25(docs: pl.DataFrame, fields: list[str], query: str, *, k1: float, b
     lengths = {d: sum(len(t) for t in cols) for d, cols in toks.items()}
     avgdl = sum(lengths.values()) / n
     out: dict[str, float] = {}
-    for term in dict.fromkeys(_tokens(query)):
+    for term in _tokens(query):  # a repeated word counts again
         holding = [d for d, cols in toks.items() if any(term in c for c in cols)]
         idf = math.log((n - len(holding) + 0.5) / (len(holding) + 0.5))
         idf = idf if idf > 0 else 1e-6

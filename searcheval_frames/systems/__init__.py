@@ -30,35 +30,35 @@ from .bm25 import BM25, bm25
 from .engines import Engine, elasticsearch, opensearch
 from .postgres import Postgres, postgres
 from .rerank import Rerank, rerank
-from .retriever import Retriever, retriever
-from .sqlite_fts import SqliteFts, sqlite_fts
 from .result import RetrieveResult, combine_runs, latency_of
+from .retriever import Retriever, retriever
 from .runner import retrieve
+from .sqlite_fts import SqliteFts, sqlite_fts
 
 __all__ = [
     "BM25",
     "Answer",
     "Engine",
+    "FunctionSystem",
     "Postgres",
     "Rerank",
+    "RetrieveResult",
     "Retriever",
     "SqliteFts",
-    "bm25",
-    "elasticsearch",
-    "opensearch",
-    "postgres",
-    "rerank",
-    "retriever",
-    "sqlite_fts",
-    "FunctionSystem",
-    "RetrieveResult",
     "System",
     "TransientError",
     "as_system",
+    "bm25",
     "combine_runs",
+    "elasticsearch",
     "function",
     "latency_of",
+    "opensearch",
+    "postgres",
+    "rerank",
     "retrieve",
+    "retriever",
+    "sqlite_fts",
 ]
 
 

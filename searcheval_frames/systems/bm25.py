@@ -8,6 +8,7 @@ numpy, so ``bm25(docs, k1=1.2, b=0.75)`` ranks exactly as :func:`sqlite_fts` doe
 
 from __future__ import annotations
 
+import sqlite3
 from collections.abc import Sequence
 from dataclasses import dataclass
 from typing import Any
@@ -18,6 +19,7 @@ import polars as pl
 from ..options import check_float
 from .base import Answer, System
 from .sqlite_fts import (
+    QUERY_FORM,
     FtsIndex,
     check_fields,
     check_tokenize,
@@ -100,7 +102,8 @@ class BM25(System):
 
     def config(self) -> dict[str, Any]:
         return {"k1": self.k1, "b": self.b, "fields": self.fields, "tokenize": self.tokenize,
-                "weights": self.weights, "docs": self.content, "n_docs": self.docs.height}
+                "weights": self.weights, "docs": self.content, "n_docs": self.docs.height,
+                "query": QUERY_FORM, "sqlite": sqlite3.sqlite_version}
 
     def scores(self, query: str) -> tuple[np.ndarray, np.ndarray]:
         """Every document's score and whether it matched a query term."""

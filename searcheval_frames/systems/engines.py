@@ -11,6 +11,7 @@ from __future__ import annotations
 
 import copy
 import os
+import re
 from collections.abc import Mapping, Sequence
 from typing import Any
 
@@ -21,14 +22,15 @@ from .base import Answer, System, TransientError
 __all__ = ["Engine", "elasticsearch", "fill_template", "opensearch"]
 
 TRANSIENT = (429, 502, 503, 504)
+_SLOT = re.compile(r"\{query\}|\{k\}")
 
 
 def fill_template(template: Any, query: str, k: int) -> Any:
     """``template`` with ``"{query}"`` and ``"{k}"`` filled in, at any depth.
 
     A string that is exactly ``"{k}"`` becomes the integer ``k``; elsewhere both are
-    replaced inside strings (no ``str.format``: braces of JSON or a script stay as they
-    are).
+    replaced inside strings, in one pass (no ``str.format``: other braces stay as they
+    are, and a query holding ``{k}`` is left alone).
 
     >>> fill_template({"size": "{k}", "query": {"match": {"text": "{query}"}}}, "hnsw", 5)
     {'size': 5, 'query': {'match': {'text': 'hnsw'}}}
@@ -36,7 +38,7 @@ def fill_template(template: Any, query: str, k: int) -> Any:
     if isinstance(template, str):
         if template == "{k}":
             return k
-        return template.replace("{query}", query).replace("{k}", str(k))
+        return _SLOT.sub(lambda m: query if m.group() == "{query}" else str(k), template)
     if isinstance(template, Mapping):
         return {key: fill_template(v, query, k) for key, v in template.items()}
     if isinstance(template, list | tuple):

@@ -27,11 +27,13 @@ from ..io.texts import read_docs
 from ..options import check_float, option_error
 from .base import Answer, System
 
-__all__ = ["FtsIndex", "SqliteFts", "docs_hash", "fts_match", "load_docs", "query_words",
+__all__ = ["QUERY_FORM", "FtsIndex", "SqliteFts", "docs_hash", "fts_match", "load_docs", "query_words",
            "sqlite_fts"]
 
 #: a word as FTS5's unicode61 tokenizer sees one: a run of letters and digits
 _WORD = re.compile(r"[^\W_]+")
+#: how a query becomes FTS5 terms (in the configuration: a change here asks again)
+QUERY_FORM = "words-or-1"
 _TOKENIZE = re.compile(r"^[A-Za-z0-9_ \"'=.-]+$")
 
 
@@ -81,12 +83,13 @@ def docs_hash(docs: pl.DataFrame) -> str:
 
 
 def query_words(query: str) -> list[str]:
-    """The query's distinct words (lower case, first occurrence first).
+    """The query's words, lower case, in order; a repeated word stays repeated (it counts
+    twice, as in Elasticsearch's ``match`` query and FTS5's own sum over phrases).
 
     >>> query_words("HNSW vs. IVF, hnsw?")
-    ['hnsw', 'vs', 'ivf']
+    ['hnsw', 'vs', 'ivf', 'hnsw']
     """
-    return list(dict.fromkeys(w.lower() for w in _WORD.findall(query)))
+    return [w.lower() for w in _WORD.findall(query)]
 
 
 def fts_match(words: Sequence[str]) -> str:
@@ -244,7 +247,8 @@ class SqliteFts(System):
 
     def config(self) -> dict[str, Any]:
         return {"fields": self.fields, "tokenize": self.tokenize, "weights": self.weights,
-                "docs": self.content, "n_docs": self.docs.height}
+                "docs": self.content, "n_docs": self.docs.height, "query": QUERY_FORM,
+                "sqlite": sqlite3.sqlite_version}
 
     def search(self, query_id: str, query: str, k: int) -> Answer:
         return Answer(self.index.bm25(query_words(query), k, self.weights))
@@ -259,9 +263,11 @@ def sqlite_fts(docs: Any, fields: Sequence[str] = ("title", "text"), *,
                name: str = "sqlite_fts") -> SqliteFts:
     """A search system over ``docs`` with SQLite FTS5's BM25 (nothing to install).
 
-    Each query's words (runs of letters and digits, lower-cased, each once) are quoted
-    and OR-ed (``"hnsw" OR "ivf"``), as a BM25 engine's default query does, so no FTS5
-    syntax in a query can break it; a query without a word returns no hits. The score
+    Each query's words (runs of letters and digits, lower-cased) are quoted and OR-ed
+    (``"hnsw" OR "ivf"``), as a BM25 engine's default query does, so no FTS5 syntax in a
+    query can break it; a repeated word counts twice (the sum below runs over the
+    query's words, as Elasticsearch's ``match`` query does); a query without a word
+    returns no hits. The score
     is ``-bm25(docs, w_1, ..., w_n)`` (higher is better), FTS5's Okapi BM25 with
     ``k1 = 1.2``, ``b = 0.75`` fixed:
 
