@@ -126,6 +126,8 @@ _LAZY: dict[str, str] = {
     "SweepResult": "sweeps",
     "SweepDisplay": "sweeps",
     "sweep_plot": "sweeps",
+    "latency_plot": "figures",
+    "LatencyDisplay": "figures",
 }
 
 __all__ = [

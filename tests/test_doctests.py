@@ -49,6 +49,7 @@ MODULES = [
     "searcheval_frames.sweeps.points",
     "searcheval_frames.sweeps.run",
     "searcheval_frames.sweeps.plot",
+    "searcheval_frames.figures.latency",
 ]
 
 

@@ -151,6 +151,16 @@ def _slice_forest(d: Data) -> Any:
                                         by="bucket", ci_method="t", min_queries=2))
 
 
+def _latency(d: Data) -> Any:
+    """Quality against latency: lognormal client times per run (some runs 100x slower)."""
+    rng = np.random.default_rng(5)
+    lat = pl.concat([pl.DataFrame({"run": r, "query_id": d.queries,
+                                   "seconds": rng.lognormal(-6 + 2.5 * (i % 3), 0.8,
+                                                            len(d.queries))})
+                     for i, r in enumerate(d.runs)])
+    return sef.latency_plot(lat, d.summary, measure=d.measures[0])
+
+
 CASES: list[FigureCase] = [
     FigureCase("bars_evaluate", lambda d: sef.benchmark_bars(d.summary)),
     FigureCase("bars_compare", lambda d: sef.benchmark_bars(d.comparison)),
@@ -165,6 +175,7 @@ CASES: list[FigureCase] = [
     FigureCase("leaderboard", lambda d: sef.leaderboard_plot(sef.leaderboard(
         d.per_query, measure=d.measures[0], test="tukey_hsd", n_resamples=200, seed=0))),
     FigureCase("slice_forest", _slice_forest),
+    FigureCase("latency", _latency),
 ]
 
 _DESIGN = ["00000", "11111", "00111", "11001", "01010", "10100"]  # pairwise covering
