@@ -28,7 +28,7 @@ from ._common import EXIT_INPUT, EXIT_OK, EXIT_USAGE
 from ._common import one_line as _one_line
 from ._common import read_runs as _read_runs
 
-__all__ = ["build_parser", "main"]
+__all__ = ["build_parser", "headline", "main"]
 
 _DESCRIPTION = """\
 Write a before/after report of search runs: index.html (one self-contained page),
@@ -124,7 +124,9 @@ def _columns(text: str) -> dict[str, str]:
     return out
 
 
-def _headline(rep: Any) -> str:
+def headline(rep: Any) -> str:
+    """The headline, the before/after table and the verdicts, as `searcheval report`
+    prints them (and `make demo`)."""
     from ..reporting.baseline import names_note, table
 
     shown = table(rep.data, "before_after",
@@ -183,7 +185,7 @@ def run_report(args: argparse.Namespace, argv: Sequence[str]) -> int:
     print(f"searcheval: report written to {index}")
     if not args.quiet:
         print()
-        print(_headline(rep))
+        print(headline(rep))
     return EXIT_OK
 
 
