@@ -114,6 +114,7 @@ class SearchService:
     def __init__(self, docs: Path | list[dict[str, Any]] = DOCS, *, delay: float = 0.0) -> None:
         self.index = Index(docs)
         self.delay = delay
+        self.token: str | None = None  # when set, requests need "Authorization: Bearer <token>"
         self.rules: list[dict[str, Any]] = []
         self.requests: list[dict[str, Any]] = []
         self.lock = threading.Lock()
@@ -129,7 +130,7 @@ class SearchService:
 
     def start(self) -> SearchService:
         handler = type("Handler", (_Handler,), {"service": self})
-        self.server = ThreadingHTTPServer(("127.0.0.1", 0), handler)
+        self.server = _Server(("127.0.0.1", 0), handler)
         self.server.daemon_threads = True
         self.stopping.clear()
         self.thread = threading.Thread(target=self.server.serve_forever,
@@ -158,6 +159,7 @@ class SearchService:
             self.rules.clear()
             self.requests.clear()
         self.delay = 0.0
+        self.token = None
 
     def fault(self, kind: str, *, query: str | None = None, times: int | None = None,
               **params: Any) -> None:
@@ -186,10 +188,11 @@ class SearchService:
         return None
 
     def log(self, method: str, path: str, queries: list[str], faults: list[str | None],
-            status: int) -> None:
+            status: int, **extra: Any) -> None:
         with self.lock:
             self.requests.append({"t": time.time(), "method": method, "path": path,
-                                  "queries": queries, "faults": faults, "status": status})
+                                  "queries": queries, "faults": faults, "status": status,
+                                  **extra})
 
     def sleep(self, seconds: float) -> None:
         """Sleep, but wake when the service stops (so a hang never outlives a test)."""
@@ -210,15 +213,25 @@ def _es_hits(hits: list[tuple[str, float]], index: Index, name: str) -> dict[str
 def _apply_hit_fault(rule: dict[str, Any] | None, hits: list[tuple[str, float]]
                      ) -> list[tuple[str, float]]:
     if rule and rule["kind"] == "duplicate" and hits:
-        return [hits[0], *hits]
+        return [hits[0], *hits[:-1]] if len(hits) > 1 else hits * 2
     if rule and rule["kind"] == "nan" and hits:
         return [(hits[0][0], float("nan")), *hits[1:]]
     return hits
 
 
+class _Server(ThreadingHTTPServer):
+    def handle_error(self, request: Any, client_address: Any) -> None:
+        """A client that went away (killed, timed out) is no error of the service."""
+        import sys
+
+        if not isinstance(sys.exc_info()[1], ConnectionError):
+            super().handle_error(request, client_address)
+
+
 class _Handler(BaseHTTPRequestHandler):
     service: SearchService
     protocol_version = "HTTP/1.1"
+    disable_nagle_algorithm = True  # headers and body leave at once (no 40 ms ACK delay)
 
     def log_message(self, format: str, *args: Any) -> None:  # quiet
         pass
@@ -273,7 +286,17 @@ class _Handler(BaseHTTPRequestHandler):
     def do_HEAD(self) -> None:
         self._send(200, {})
 
+    def _refused(self) -> bool:
+        token = self.service.token
+        if token and self.headers.get("Authorization") != f"Bearer {token}":
+            self._body()
+            self._send(401, {"error": "missing or wrong bearer token"})
+            return True
+        return False
+
     def do_GET(self) -> None:
+        if self._refused():
+            return
         url = urllib.parse.urlsplit(self.path)
         if url.path == "/":
             self._send(200, {"name": "sef-test", "cluster_name": "sef-test",
@@ -281,7 +304,7 @@ class _Handler(BaseHTTPRequestHandler):
             return
         if url.path == "/search":
             q = urllib.parse.parse_qs(url.query)
-            self._simple(q.get("q", [""])[0], int(q.get("k", ["10"])[0]))
+            self._simple(q.get("q", [""])[0], q.get("k", ["10"])[0])
             return
         if url.path.endswith("/_search"):
             self._es_search(url.path, self._json_body())
@@ -289,10 +312,12 @@ class _Handler(BaseHTTPRequestHandler):
         self._send(404, {"error": f"no route {url.path}"})
 
     def do_POST(self) -> None:
+        if self._refused():
+            return
         url = urllib.parse.urlsplit(self.path)
         if url.path == "/search":
             body = self._json_body()
-            self._simple(str(body.get("query", "")), int(body.get("k", 10)))
+            self._simple(str(body.get("query", "")), body.get("k", 10))
         elif url.path.endswith("/_msearch"):
             self._msearch(url.path)
         elif url.path.endswith("/_search"):
@@ -304,16 +329,17 @@ class _Handler(BaseHTTPRequestHandler):
         raw = self._body()
         return json.loads(raw) if raw.strip() else {}
 
-    def _simple(self, query: str, k: int) -> None:
+    def _simple(self, query: str, k: Any) -> None:
+        """``k`` as sent (text from a query string, a JSON value from a body): logged."""
         svc = self.service
         start = time.perf_counter()
         rule = svc.take_fault(query)
         svc.log(self.command, "/search", [query], [rule and rule["kind"]],
-                int(rule.get("code", 200)) if rule and rule["kind"] == "status" else 200)
+                int(rule.get("code", 200)) if rule and rule["kind"] == "status" else 200, k=k)
         svc.sleep(svc.delay) if svc.delay else None
         if self._fault_response(rule):
             return
-        hits = _apply_hit_fault(rule, svc.index.search(query, k))
+        hits = _apply_hit_fault(rule, svc.index.search(query, int(k)))
         took = int((time.perf_counter() - start) * 1000)
         if rule and rule["kind"] == "nohits":
             self._send(200, {"took": took, "results": _hits_json(hits, svc.index)})

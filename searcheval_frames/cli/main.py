@@ -58,6 +58,8 @@ examples:
   searcheval -q -c -m all_trec --format trec_eval qrels.txt bm25.run > bm25.eval
   searcheval report qrels.txt bm25.run rerank.run --baseline bm25 -o report/
                         (a before/after report: see `searcheval report --help`)
+  searcheval retrieve system.toml queries.tsv -k 20 -o bm25.tsv
+                        (run a live system: see `searcheval retrieve --help`)
 
 exit codes: 0 ok, 1 bad input (file, measure or data), 2 bad command line."""
 
@@ -319,6 +321,10 @@ def main(argv: Sequence[str] | None = None) -> int:
         from .report import main as report_main
 
         return report_main(argv[1:])
+    if argv[:1] == ["retrieve"]:  # `searcheval retrieve SYSTEM.toml QUERIES -o run.tsv`
+        from .retrieve import main as retrieve_main
+
+        return retrieve_main(argv[1:])
     if argv[:1] == ["check"]:  # `searcheval check QRELS RUN...`: findings before numbers
         from .check import main as check_main
 

@@ -25,9 +25,10 @@ from __future__ import annotations
 from collections.abc import Callable
 from typing import Any
 
-from .base import Answer, FunctionSystem, System, TransientError, as_system
+from .base import Answer, FunctionSystem, RequestFailed, System, TransientError, as_system
 from .bm25 import BM25, bm25
 from .engines import Engine, elasticsearch, opensearch
+from .http import HttpSystem, http
 from .postgres import Postgres, postgres
 from .rerank import Rerank, rerank
 from .result import RetrieveResult, combine_runs, latency_of
@@ -40,7 +41,9 @@ __all__ = [
     "Answer",
     "Engine",
     "FunctionSystem",
+    "HttpSystem",
     "Postgres",
+    "RequestFailed",
     "Rerank",
     "RetrieveResult",
     "Retriever",
@@ -52,6 +55,7 @@ __all__ = [
     "combine_runs",
     "elasticsearch",
     "function",
+    "http",
     "latency_of",
     "opensearch",
     "postgres",

@@ -8,9 +8,10 @@
   run files are read); ``True``/``False``, ``None``, floats and anything else are refused;
 * a missing, non-numeric, NaN or infinite score;
 * the same document twice in one answer;
-* more than ``k`` hits.
-
-The order of the hits is the system's ranking (rank 1 first).
+* more than ``k`` hits;
+* a score higher than the one before it: the order of the hits is the system's ranking
+  (rank 1 first), and evaluation ranks by score (as trec_eval), so the two must agree
+  (a system ranking by something else returns e.g. ``1 / rank`` as the score).
 
 >>> parse_hits([("d1", 2.0), (7, 1)], 10)
 (['d1', '7'], [2.0, 1.0])
@@ -87,8 +88,29 @@ def _frame_hits(hits: Any) -> list[tuple[Any, Any]]:
                         "must be text or integers")
 
 
+def _fast(hits: list[Any], k: int) -> tuple[list[str], list[float]] | None:
+    """The common answer (``(str, float)`` pairs, scores falling, ids distinct) checked with
+    C-level builtins; None sends any other answer to the slow path and its messages."""
+    if not hits:
+        return [], []
+    if len(hits) > k or set(map(type, hits)) != {tuple} or set(map(len, hits)) != {2}:
+        return None
+    ids, raw = zip(*hits, strict=True)
+    if set(map(type, ids)) != {str} or not set(map(type, raw)) <= {float, int}:
+        return None
+    scores = list(map(float, raw))
+    if (not all(map(math.isfinite, scores)) or scores != sorted(scores, reverse=True)
+            or len(set(ids)) != len(ids)):
+        return None
+    return list(ids), scores
+
+
 def parse_hits(hits: Any, k: int) -> tuple[list[str], list[float]]:
     """The doc ids and scores of one answer, checked (see the module docstring)."""
+    if type(hits) is list:
+        fast = _fast(hits, k)
+        if fast is not None:
+            return fast
     if hits is None:
         raise InvalidAnswer("the system returned None instead of a list of hits")
     if isinstance(hits, str | bytes | Mapping):
@@ -104,6 +126,12 @@ def parse_hits(hits: Any, k: int) -> tuple[list[str], list[float]]:
         d, s = _pair(hit, i)
         ids.append(_id(d, i))
         scores.append(_score(s, i))
+    for i in range(1, len(scores)):
+        if scores[i] > scores[i - 1]:
+            raise InvalidAnswer(
+                f"hit {i + 1} has score {scores[i]!r}, higher than hit {i}'s {scores[i - 1]!r}: "
+                "the answer's order and its scores disagree (evaluation ranks by score, as "
+                "trec_eval); return scores that decrease down the list, e.g. 1 / rank")
     if len(set(ids)) != len(ids):
         doc, n = Counter(ids).most_common(1)[0]
         raise InvalidAnswer(f"document {doc!r} appears {n} times in one answer (each "

@@ -21,8 +21,10 @@ from dataclasses import dataclass
 from typing import Any
 
 from ..errors import InvalidOptionError
+from ..frames.kinds import Kind, to_polars
 
-__all__ = ["Answer", "FunctionSystem", "System", "TransientError", "as_system", "canonical_json"]
+__all__ = ["Answer", "FunctionSystem", "RequestFailed", "System", "TransientError", "as_system",
+           "canonical_json", "split_batch"]
 
 
 class TransientError(Exception):
@@ -37,6 +39,15 @@ class TransientError(Exception):
                  status: int | None = None) -> None:
         super().__init__(message)
         self.retry_after = retry_after
+        self.status = status
+
+
+class RequestFailed(Exception):
+    """A failure not worth retrying (HTTP 400/404/500, ...): the query is recorded as
+    failed with this message as it is (``status``: the HTTP status, when there is one)."""
+
+    def __init__(self, message: str, *, status: int | None = None) -> None:
+        super().__init__(message)
         self.status = status
 
 
@@ -102,7 +113,11 @@ class System:
     """``async def asearch(query_id, query, k) -> Answer`` when the system is async."""
 
     def close(self) -> None:
-        """Release clients and connections (default: nothing to release)."""
+        """Release clients and connections (default: nothing to release).
+
+        ``sef.retrieve`` calls it when a run ends, so a system must stay usable after it:
+        a client the system made is made again on next use; a client the caller passed
+        in is the caller's to close."""
 
     def __repr__(self) -> str:
         return f"<{type(self).__name__} kind={self.kind!r} name={self.name!r}>"
@@ -154,6 +169,7 @@ class FunctionSystem(System):
                 f"(query, k), (query_id, query, k) or (queries, k); got {n} positional "
                 "parameters. Example: def search(query, k): return [(doc_id, score), ...]")
         self.with_id = n == 3
+        self.frame_kind = Kind("polars")  # the kind of frame a batch function is given
         self.batch = bool(batch) if batch is not None else (n == 2 and first == "queries")
         self.batch_size = batch_size if self.batch else None
         self.name = name or getattr(fn, "__name__", "function").strip("<>") or "function"
@@ -168,9 +184,54 @@ class FunctionSystem(System):
         out = self.fn(query_id, query, k) if self.with_id else self.fn(query, k)
         return out if isinstance(out, Answer) else Answer(out)
 
+    def search_batch(self, items: list[tuple[str, str]], k: int) -> list[Answer | BaseException]:
+        if not self.batch:
+            return super().search_batch(items, k)
+        import polars as pl
+
+        from ..frames.kinds import to_native
+
+        frame = pl.DataFrame({"query_id": [q for q, _ in items], "query": [t for _, t in items]},
+                             schema={"query_id": pl.String, "query": pl.String})
+        return split_batch(self.fn(to_native(frame, self.frame_kind), k), items)
+
     async def _asearch(self, query_id: str, query: str, k: int) -> Answer:
         out = await (self.fn(query_id, query, k) if self.with_id else self.fn(query, k))
         return out if isinstance(out, Answer) else Answer(out)
+
+
+def split_batch(out: Any, items: list[tuple[str, str]]) -> list[Answer | BaseException]:
+    """A batch function's output as one Answer per item: a list in the items' order, a
+    dict ``{query_id: hits}`` or a frame with ``query_id, doc_id, score`` (a query with no
+    rows or no key has no hits)."""
+    from .answers import InvalidAnswer
+
+    qids = [q for q, _ in items]
+    if isinstance(out, list | tuple):
+        if len(out) != len(items):
+            raise InvalidAnswer(f"the batch function returned {len(out)} answers for "
+                                f"{len(items)} queries")
+        return [a if isinstance(a, Answer) else Answer(a) for a in out]
+    if isinstance(out, dict):
+        extra = sorted(set(map(str, out)) - set(qids))
+        if extra:
+            raise InvalidAnswer(f"the batch function answered queries it was not asked: "
+                                f"{extra[:5]}")
+        by_id = {str(q): a for q, a in out.items()}
+        return [Answer(by_id.get(q, [])) for q in qids]
+    import polars as pl
+
+    df = to_polars(out, "the batch function's answer")
+    if "query_id" not in df.columns:
+        raise InvalidAnswer(f"the batch function's frame has no query_id column; its columns "
+                            f"are {df.columns}")
+    df = df.with_columns(pl.col("query_id").cast(pl.String))
+    parts = {str(key[0]): part.drop("query_id")
+             for key, part in df.partition_by("query_id", as_dict=True, maintain_order=True).items()}
+    extra = sorted(set(parts) - set(qids))
+    if extra:
+        raise InvalidAnswer(f"the batch function answered queries it was not asked: {extra[:5]}")
+    return [Answer(parts.get(q, [])) for q in qids]
 
 
 def as_system(obj: Any, *, name: str | None = None) -> System:

@@ -21,7 +21,7 @@ from dataclasses import dataclass
 from typing import Any
 
 from .answers import InvalidAnswer, parse_hits
-from .base import Answer, System, TransientError
+from .base import Answer, RequestFailed, System, TransientError
 
 __all__ = [
     "Outcome",
@@ -95,7 +95,7 @@ def backoff_delay(attempt: int, base: float, retry_after: float | None) -> float
 
 def _describe(exc: BaseException) -> str:
     text = str(exc) or type(exc).__name__
-    return text if isinstance(exc, TransientError | InvalidAnswer) else f"{type(exc).__name__}: {text}"
+    return text if isinstance(exc, TransientError | InvalidAnswer | RequestFailed) else f"{type(exc).__name__}: {text}"
 
 
 def _failed(exc: BaseException, seconds: float | None, attempts: int) -> Outcome:

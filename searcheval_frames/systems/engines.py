@@ -17,7 +17,7 @@ from typing import Any
 
 from ..optional import require
 from ..options import check_int, option_error
-from .base import Answer, System, TransientError
+from .base import Answer, RequestFailed, System, TransientError
 
 __all__ = ["Engine", "elasticsearch", "fill_template", "opensearch"]
 
@@ -179,7 +179,7 @@ class Engine(System):
                 status = item.get("status")
                 msg = f"{self.kind} {self.name!r}, query {qid!r}: {item['error']}"
                 out.append(TransientError(msg, status=status) if status in TRANSIENT
-                           else RuntimeError(msg))
+                           else RequestFailed(msg, status=status))
                 continue
             try:
                 out.append(self.answer(qid, item))
@@ -187,7 +187,7 @@ class Engine(System):
                 out.append(exc)
         missing = len(items) - len(out)
         if missing:
-            out += [RuntimeError(f"{self.kind} {self.name!r}: _msearch answered {len(out)} of "
+            out += [RequestFailed(f"{self.kind} {self.name!r}: _msearch answered {len(out)} of "
                                  f"{len(items)} searches")] * missing
         return out
 

@@ -28,7 +28,7 @@ from ..frames.kinds import Kind, input_kind
 from ..io.texts import queries_table
 from ..options import check_choice, check_float, check_int, option_error
 from ..version import __version__
-from .base import System, as_system
+from .base import FunctionSystem, System, as_system
 from .cache import DEFAULT_CACHE, AnswerCache, cache_key
 from .calls import Outcome, Plan, RateLimiter, aask, ask, ask_batch
 from .result import LATENCY_SCHEMA, RUN_SCHEMA, RetrieveResult
@@ -368,6 +368,8 @@ def retrieve(
     sys_ = as_system(system, name=name)
     run_name = name or sys_.name
     df, kind = _queries(queries, columns)
+    if isinstance(sys_, FunctionSystem):
+        sys_.frame_kind = kind  # a batch function is given frames of the queries' kind
     plan = Plan(sys_, run_name, k, timeout, retries, backoff, RateLimiter(rate))
     store = _cache(cache, sys_)
     started, t0 = _now(), time.perf_counter()
@@ -382,6 +384,7 @@ def retrieve(
             run.bar.close()
         if store is not None:
             store.close()
+        sys_.close()  # a System stays usable after close(): clients reopen on next use
     wall = time.perf_counter() - t0
     frame, lat = _frames(run)
     _warn_failures(lat, run_name, sys_.kind)
