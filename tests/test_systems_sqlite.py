@@ -215,3 +215,17 @@ def test_rerank_keeps_the_first_stage_depth_and_its_fingerprint_covers_it() -> N
     assert r.fingerprint() != rerank(sqlite_fts(DOCS, weights=[2, 1]), DOCS, depth=5).fingerprint()
     with pytest.raises(InvalidOptionError, match="weights"):
         rerank(fts, DOCS, weights={"bm25": 1.0})
+
+
+def test_systems_stay_usable_after_close_as_retrieve_closes_them(tmp_path) -> None:
+    fts = sqlite_fts(DOCS)
+    first = sef.retrieve(fts, QUERIES, k=10, cache=False)  # closes fts at the end
+    again = sef.retrieve(fts, QUERIES, k=10, cache=False)
+    assert first.run.drop("run").equals(again.run.drop("run"))
+    reranked = sef.retrieve(rerank(fts, DOCS), QUERIES, k=10, cache=False)
+    assert reranked.run.height == first.run.height
+    on_disk = sqlite_fts(DOCS, path=tmp_path / "idx.db")
+    on_disk.close()
+    assert on_disk.index.db is None  # a file's connection is released
+    assert on_disk.search("q", "pinecone", 3).hits == fts.search("q", "pinecone", 3).hits
+    on_disk.close()

@@ -94,13 +94,23 @@ class Engine(System):
                                     example="batch_size=50")
         self.name = name or f"{flavour}:{index}"
         self.owned = isinstance(url_or_client, str)
+        self.made: Any = None
+        self.timeout = timeout
+        self.auth = {"api_key_env": api_key_env, "auth_env": auth_env}
         if self.owned:
             self.url = url_or_client
-            self.client = self._client(url_or_client, api_key_env, auth_env, timeout)
+            self.made = self._client(url_or_client, api_key_env, auth_env, timeout)
         else:
             self.url = _client_url(url_or_client)
-            self.client = url_or_client
-        self.auth = {"api_key_env": api_key_env, "auth_env": auth_env}
+            self.made = url_or_client
+
+    @property
+    def client(self) -> Any:
+        """The client (one made from a URL is made again after :meth:`close`)."""
+        if self.made is None:
+            self.made = self._client(self.url, self.auth["api_key_env"], self.auth["auth_env"],
+                                     self.timeout)
+        return self.made
 
     def _client(self, url: str, api_key_env: str | None, auth_env: str | None,
                 timeout: float | None) -> Any:
@@ -192,8 +202,11 @@ class Engine(System):
         return out
 
     def close(self) -> None:
-        if self.owned:  # a client passed in stays the caller's to close
-            self.client.close()
+        """Close a client made from a URL (made again on next use); a client passed in
+        stays the caller's to close."""
+        if self.owned and self.made is not None:
+            self.made.close()
+            self.made = None
 
 
 def _client_url(client: Any) -> str:

@@ -119,7 +119,7 @@ class Rerank(System):
         return Answer(ranked[:k], server_seconds=first.server_seconds)
 
     def close(self) -> None:
-        self.index.close()
+        """Close the first stage (the tokenizer's index is in memory: kept)."""
         self.first.close()
 
 

@@ -109,7 +109,9 @@ class FtsIndex:
     """The documents in an FTS5 table ``docs(<fields>, doc_id UNINDEXED)``.
 
     One connection shared by the threads of a run, behind a lock (a query takes
-    microseconds to milliseconds; SQLite serialises a connection anyway).
+    microseconds to milliseconds; SQLite serialises a connection anyway). ``sef.retrieve``
+    closes a system after each run and a system stays usable after ``close()``: a file's
+    connection is opened again, an index in memory is kept.
     """
 
     def __init__(self, docs: pl.DataFrame, fields: Sequence[str], tokenize: str,
@@ -117,8 +119,9 @@ class FtsIndex:
         self.fields = list(fields)
         self.tokenize = tokenize
         self.lock = threading.Lock()
-        self.conn = sqlite3.connect(":memory:" if path is None else str(path),
-                                    check_same_thread=False)
+        self.path = None if path is None else str(path)
+        self.db: sqlite3.Connection | None = sqlite3.connect(
+            ":memory:" if path is None else str(path), check_same_thread=False)
         stamp = json.dumps({"fields": self.fields, "tokenize": tokenize, "docs": content})
         if path is not None and self._stamp() == stamp:
             return  # the file already holds this index
@@ -185,8 +188,20 @@ class FtsIndex:
         return pl.DataFrame(rows, schema={"term": pl.String, "doc": pl.Int64, "col": pl.String,
                                           "tf": pl.Int64}, orient="row")
 
+    @property
+    def conn(self) -> sqlite3.Connection:
+        """The connection (a file's index is opened again after :meth:`close`)."""
+        if self.db is None:
+            self.db = sqlite3.connect(str(self.path), check_same_thread=False)
+        return self.db
+
     def close(self) -> None:
-        self.conn.close()
+        """Close a file's connection (reopened on next use); an index in memory lives
+        as long as the object (closing it would lose it)."""
+        if self.path is not None and self.db is not None:
+            with self.lock:
+                self.db.close()
+                self.db = None
 
 
 def check_weights(func: str, weights: Any, fields: Sequence[str]) -> list[float]:
