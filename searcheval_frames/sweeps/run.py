@@ -71,7 +71,7 @@ class SweepResult:
     per_query: pl.DataFrame
     train: list[str] = field(default_factory=list)
     test: list[str] = field(default_factory=list)
-    kind: Kind = "polars"
+    kind: Kind = Kind("polars")
 
     @property
     def frame(self) -> Any:

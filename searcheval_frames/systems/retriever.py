@@ -83,8 +83,10 @@ class Retriever(System):
                  else self.obj.invoke(query))
         items = [self._item(query_id, i, it) for i, it in enumerate(found)]
         if self.collapse:  # chunks -> documents: each document's first (best) chunk
-            seen: set[str] = set()
-            items = [(d, s) for d, s in items if not (d in seen or seen.add(d))]
+            first: dict[str, float | None] = {}
+            for d, s in items:
+                first.setdefault(d, s)
+            items = list(first.items())
         if any(s is None or (isinstance(s, float) and math.isnan(s)) for _, s in items):
             # no scores: the retriever's order, as 1/rank (higher is better)
             return Answer([(d, 1.0 / r) for r, (d, _) in enumerate(items[:k], start=1)])
