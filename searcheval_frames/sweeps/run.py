@@ -71,7 +71,7 @@ class SweepResult:
     per_query: pl.DataFrame
     train: list[str] = field(default_factory=list)
     test: list[str] = field(default_factory=list)
-    kind: Kind = Kind("polars")
+    kind: Kind = field(default_factory=lambda: Kind("polars"), repr=False)
 
     @property
     def frame(self) -> Any:

@@ -66,7 +66,7 @@ class Postgres(System):
                                "dsn='postgresql://user@localhost/search'")
         if not isinstance(sql, str) or "%(query)s" not in sql:
             raise option_error(func, "sql", sql, "must be a SQL string using %(query)s "
-                               "(and %(k)s)", "sql=sef.systems.postgres.EXAMPLE_SQL")
+                               "(and %(k)s)", "sql=EXAMPLE_SQL (from searcheval_frames.systems.postgres)")
         if params is not None and not isinstance(params, Mapping):
             raise option_error(func, "params", params, "must be a dict of extra parameters",
                                "params={'lang': 'english'}")
