@@ -229,3 +229,24 @@ def test_systems_stay_usable_after_close_as_retrieve_closes_them(tmp_path) -> No
     assert on_disk.index.db is None  # a file's connection is released
     assert on_disk.search("q", "pinecone", 3).hits == fts.search("q", "pinecone", 3).hits
     on_disk.close()
+
+
+def test_searcheval_retrieve_runs_sqlite_fts_from_a_toml_file(tmp_path) -> None:
+    import subprocess
+    import sys
+
+    from conftest import REPO
+
+    (tmp_path / "fts.toml").write_text(f'adapter = "sqlite_fts"\ndocs = "{DOCS.as_posix()}"\n'
+                                       'weights = {title = 2.0}\nname = "fts-title2"\n',
+                                       encoding="utf-8")
+    proc = subprocess.run(
+        [sys.executable, "-m", "searcheval_frames", "retrieve", "fts.toml", str(QUERIES),
+         "-k", "10", "-o", "run.tsv", "--no-cache"], capture_output=True, text=True,
+        cwd=tmp_path, timeout=120, env={"PYTHONPATH": str(REPO), "PATH": "/usr/bin:/bin"})
+    assert proc.returncode == 0, proc.stderr
+    got = pl.read_csv(tmp_path / "run.tsv", separator="\t", schema_overrides={"score": pl.Float64})
+    want = sef.retrieve(sqlite_fts(DOCS, weights={"title": 2.0}), QUERIES, 10, cache=False).run
+    j = got.join(want, on=["query_id", "rank"], suffix="_py")
+    assert j.height == want.height and (j["doc_id"] == j["doc_id_py"]).all()
+    assert j["score"].to_list() == pytest.approx(j["score_py"].to_list(), rel=1e-12)
