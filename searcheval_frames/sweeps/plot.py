@@ -25,7 +25,7 @@ from ..figures._shared import (
     run_colors,
     set_title,
 )
-from ..figures.style import fit_title, place_legend
+from ..figures.style import display_names, fit_title, place_legend
 from ..options import option_error
 from .points import point_name
 
@@ -119,11 +119,16 @@ class SweepDisplay(Display):
         return line
 
     def _legend(self, ax: Axes, names: list[str]) -> None:
-        handles, labels = list(self.lines_), list(names)
+        short = display_names(names)  # at most 24 characters, still unique
+        handles, labels = list(self.lines_), [short[n] for n in names]
         if len(names) == 1:
             handles, labels = [], []
-        if self.hollow_ is not None:
-            handles.append(self.hollow_)
+        if self.hollow_ is not None:  # a neutral hollow marker, whatever the series
+            from matplotlib.lines import Line2D
+
+            handles.append(Line2D([], [], marker="o", linestyle="none", markersize=6,
+                                  markerfacecolor="white", markeredgecolor="0.35",
+                                  markeredgewidth=1.6))
             labels.append(f"< {self.min_judged:.0%} of top-{self.k} labelled")
         if handles:
             place_legend(ax, handles, labels)
