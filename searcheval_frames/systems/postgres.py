@@ -126,14 +126,8 @@ def postgres(dsn: str, sql: str = EXAMPLE_SQL, params: Mapping[str, Any] | None 
     columns ``doc_id`` and ``score`` (or the first two columns), best first. The
     default, :data:`EXAMPLE_SQL`, is full-text search over a table
     ``docs(doc_id text, tsv tsvector)`` ranked by ``ts_rank``, with any query word
-    matching (``plainto_tsquery`` ANDs the words; the ``replace`` ORs them)::
-
-        SELECT doc_id, ts_rank(tsv, q) AS score
-        FROM docs, (SELECT replace(plainto_tsquery('english', %(query)s)::text, '&', '|')::tsquery
-                     AS q) AS query
-        WHERE tsv @@ q
-        ORDER BY score DESC, doc_id DESC
-        LIMIT %(k)s
+    matching (``plainto_tsquery`` ANDs the words; a ``replace`` of ``&`` by ``|`` ORs
+    them); ``print(EXAMPLE_SQL)`` shows it.
 
     A pgvector search is the same call with a vector parameter
     (``ORDER BY embedding <=> %(vector)s::vector``), but the vector of each query must
