@@ -250,3 +250,27 @@ def test_searcheval_retrieve_runs_sqlite_fts_from_a_toml_file(tmp_path) -> None:
     j = got.join(want, on=["query_id", "rank"], suffix="_py")
     assert j.height == want.height and (j["doc_id"] == j["doc_id_py"]).all()
     assert j["score"].to_list() == pytest.approx(j["score_py"].to_list(), rel=1e-12)
+
+
+@settings(max_examples=40, deadline=None)
+@given(st.lists(st.lists(st.sampled_from(["ann", "hnsw", "ivf", "pq", "graph", "index"]),
+                         min_size=0, max_size=8), min_size=1, max_size=8),
+       st.lists(st.sampled_from(["ann", "hnsw", "ivf", "pq", "zzz"]), min_size=1, max_size=4),
+       st.floats(0.0, 3.0), st.floats(0.0, 1.0), st.floats(0.1, 4.0))
+def test_bm25_equals_fts5_and_the_slow_reference_on_random_corpora(bodies, words, k1, b,
+                                                                  title_w) -> None:
+    docs = pl.DataFrame({"doc_id": [f"d{i}" for i in range(len(bodies))],
+                         "title": [" ".join(x[:2]) for x in bodies],
+                         "text": [" ".join(x[2:]) for x in bodies]})
+    query = " ".join(words)
+    fts = sqlite_fts(docs, tokenize="unicode61", weights=[title_w, 1.0])
+    same = bm25(docs, tokenize="unicode61", weights=[title_w, 1.0])
+    a, c = fts.search("q", query, 100).hits, same.search("q", query, 100).hits
+    assert dict(a).keys() == dict(c).keys()
+    for d, s in a:
+        assert dict(c)[d] == pytest.approx(s, rel=1e-9, abs=1e-12)
+    got = dict(same.with_params(k1=k1, b=b).search("q", query, 100).hits)
+    want = slow_bm25(docs, ["title", "text"], query, k1=k1, b=b, weights=[title_w, 1.0])
+    assert got.keys() == want.keys()
+    for d in got:
+        assert got[d] == pytest.approx(want[d], rel=1e-9, abs=1e-12)

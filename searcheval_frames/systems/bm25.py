@@ -49,18 +49,20 @@ class TermStats:
         lengths = np.zeros(n, dtype=np.float64)
         per_doc = inst.group_by("doc").agg(pl.col("tf").sum())
         lengths[per_doc["doc"].to_numpy()] = per_doc["tf"].to_numpy()
-        wide = (inst.pivot(on="col", index=["term", "doc"], values="tf")
-                .fill_null(0).sort("term", "doc"))
-        for f in index.fields:
-            if f not in wide.columns:
-                wide = wide.with_columns(pl.lit(0, pl.Int64).alias(f))
-        terms = wide["term"].to_numpy()
-        docs_ix = wide["doc"].to_numpy()
-        tf = wide.select(index.fields).to_numpy().astype(np.float64)
-        starts = np.flatnonzero(np.r_[True, terms[1:] != terms[:-1]]) if len(terms) else \
-            np.zeros(0, dtype=np.int64)
-        ends = np.r_[starts[1:], len(terms)]
-        postings = {str(terms[s]): (docs_ix[s:e], tf[s:e]) for s, e in zip(starts, ends, strict=True)}
+        postings: dict[str, tuple[np.ndarray, np.ndarray]] = {}
+        if inst.height:  # (a corpus without a single token has no postings)
+            wide = (inst.pivot(on="col", index=["term", "doc"], values="tf")
+                    .fill_null(0).sort("term", "doc"))
+            for f in index.fields:
+                if f not in wide.columns:
+                    wide = wide.with_columns(pl.lit(0, pl.Int64).alias(f))
+            terms = wide["term"].to_numpy()
+            docs_ix = wide["doc"].to_numpy()
+            tf = wide.select(index.fields).to_numpy().astype(np.float64)
+            starts = np.flatnonzero(np.r_[True, terms[1:] != terms[:-1]])
+            ends = np.r_[starts[1:], len(terms)]
+            postings = {str(terms[a]): (docs_ix[a:e], tf[a:e])
+                        for a, e in zip(starts, ends, strict=True)}
         ids = docs["doc_id"].to_numpy()
         tie_order = np.empty(n, dtype=np.int64)
         tie_order[np.argsort(ids, kind="stable")] = np.arange(n)
