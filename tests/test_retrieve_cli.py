@@ -82,8 +82,14 @@ def test_failed_queries_exit_1_and_the_answered_ones_are_written(search_service,
     system = toml(tmp_path / "svc.toml", svc.url)
     done = cli(str(system), str(QUERIES), "-o", "r.tsv", "--no-cache", cwd=tmp_path)
     assert done.returncode == 1
-    assert "1 of 38 queries failed" in done.stderr
+    assert "1 of 38 queries failed, e.g. q01 (error: HTTP 500" in done.stderr
+    assert len(done.stderr.strip().splitlines()) == 1
     assert sef.read_run(tmp_path / "r.tsv")["query_id"].n_unique() == 37
+    system.write_text('adapter = "http"\nurl = "http://127.0.0.1:9/search"\n')  # nobody there
+    done = cli(str(system), str(QUERIES), "-o", "none.tsv", "--no-cache", "--retries", "0",
+               cwd=tmp_path)
+    assert done.returncode == 1 and "none.tsv was not written" in done.stderr
+    assert (tmp_path / "none.latency.tsv").exists() and not (tmp_path / "none.tsv").exists()
 
 
 def _cached(db: Path) -> set[str]:

@@ -21,6 +21,12 @@ QUERIES = sef.read_queries(REPO / "data" / "example" / "queries.tsv")
 Q1, Q2 = QUERIES["query"][0], QUERIES["query"][1]
 
 
+@pytest.fixture(autouse=True)
+def _own_folder(tmp_path, monkeypatch):
+    """Each test in a folder of its own: the default cache (.searcheval/) lands there."""
+    monkeypatch.chdir(tmp_path)
+
+
 def simple(svc, **kw):
     return sef.systems.http(svc.url + "/search", params={"q": "{query}", "k": "{k}"},
                             server_time="took", name="svc", **kw)
@@ -46,6 +52,7 @@ def test_get_and_es_style_post_give_the_index_ranking(search_service):
         assert got.frame.equals(expected_run(svc, 7, name))
         assert got.latency["server_seconds"].is_not_null().all()
         assert got.provenance["adapter"] == "http"
+        assert got.provenance["versions"]["httpx"] == __import__("httpx").__version__
 
 
 def test_k_in_a_json_body_is_sent_as_an_integer(search_service):

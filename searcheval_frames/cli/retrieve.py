@@ -136,20 +136,24 @@ def _run(args: argparse.Namespace) -> int:
         result = retrieve(system, args.queries, **{"progress": None, **opts})
     out = Path(args.output)
     out.parent.mkdir(parents=True, exist_ok=True)
-    write_run(result.run, out, keep_rank=True)
+    if result.run.height:
+        write_run(result.run, out, keep_rank=True)
     latency_path, provenance_path = side_paths(out)
     result.latency.write_csv(latency_path, separator="\t")
     provenance_path.write_text(json.dumps(result.provenance, indent=2, default=str) + "\n",
                                encoding="utf-8")
-    failed = result.latency.filter(result.latency["status"] != "ok").height
+    bad = result.latency.filter(result.latency["status"] != "ok")
+    if bad.height:  # one line: how many, the first few, where the rest is
+        first = "; ".join(f"{q} ({st}: {str(e)[:60]})" for q, st, e in
+                          bad.head(3).select("query_id", "status", "error").iter_rows())
+        kept = ("the answered ones are written and cached, run again to ask the others"
+                if result.run.height else f"no query was answered, so {out} was not written")
+        print(f"searcheval retrieve: error: {bad.height} of {result.latency.height} queries "
+              f"failed, e.g. {first} (all in {latency_path}); {kept}", file=sys.stderr)
+        return EXIT_INPUT
     for w in caught:
         print(f"searcheval retrieve: warning: {one_line(Exception(str(w.message)))}",
               file=sys.stderr)
-    if failed:
-        print(f"searcheval retrieve: error: {failed} of {result.latency.height} queries failed "
-              f"(see {latency_path}); the answered ones are written and cached, run again to "
-              "ask the others", file=sys.stderr)
-        return EXIT_INPUT
     s = result.summary().row(0, named=True)
     print(f"{result.name}: {s['queries']} queries, {result.run.height} rows -> {out} "
           f"(p50 {s['p50'] * 1000:.1f} ms, p95 {s['p95'] * 1000:.1f} ms)"

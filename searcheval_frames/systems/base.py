@@ -95,6 +95,11 @@ class System:
         text = canonical_json({"kind": self.kind, "config": self.config()})
         return hashlib.sha256(text.encode("utf-8")).hexdigest()
 
+    def versions(self) -> dict[str, str]:
+        """Versions of the client libraries the system uses, for the provenance (not part
+        of the fingerprint: a client upgrade does not empty the cache)."""
+        return {}
+
     def search(self, query_id: str, query: str, k: int) -> Answer:
         """Answer one query (raise :class:`TransientError` to have it retried)."""
         raise NotImplementedError(f"{type(self).__name__}.search is not implemented")

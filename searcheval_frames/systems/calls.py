@@ -32,6 +32,7 @@ __all__ = [
     "ask",
     "ask_batch",
     "backoff_delay",
+    "paced",
 ]
 
 BACKOFF_CAP = 30.0
@@ -88,7 +89,11 @@ class Outcome:
 
 
 def backoff_delay(attempt: int, base: float, retry_after: float | None) -> float:
-    """Full jitter: ``uniform(0, min(cap, base * 2**attempt))``, at least ``retry_after``."""
+    """Full jitter: ``uniform(0, min(cap, base * 2**attempt))``, at least ``retry_after``.
+
+    >>> 0 <= backoff_delay(2, 0.1, None) <= 0.4, backoff_delay(1, 0.1, 5.0)
+    (True, 5.0)
+    """
     jitter = random.uniform(0.0, min(BACKOFF_CAP, base * 2 ** attempt))
     return max(jitter, retry_after) if retry_after is not None else jitter
 
@@ -132,16 +137,21 @@ def call_in_thread(fn: Any, timeout: float) -> Any:
     return box["value"]
 
 
+def paced(plan: Plan) -> float:
+    """Wait for the next slot of the rate; the ``perf_counter`` the request starts at."""
+    wait = plan.rate.delay()
+    if wait:
+        time.sleep(wait)
+    return time.perf_counter()
+
+
 def ask(plan: Plan, query_id: str, query: str) -> Outcome:
     """Ask one query (sync system), with the plan's timeout, retries and rate."""
     system, k = plan.system, plan.k
     attempt = 0
     while True:
         attempt += 1
-        wait = plan.rate.delay()
-        if wait:
-            time.sleep(wait)
-        start = time.perf_counter()
+        start = paced(plan)
         try:
             if plan.timeout is None:
                 answer = system.search(query_id, query, k)
@@ -204,15 +214,12 @@ def ask_batch(plan: Plan, items: list[tuple[str, str]]) -> list[Outcome]:
     attempt = 0
     while todo:
         attempt += 1
-        wait = plan.rate.delay()
-        if wait:
-            time.sleep(wait)
-        start = time.perf_counter()
+        start = paced(plan)
         try:
             answers: list[Any] = _batch_call(plan, [items[i] for i in todo])
         except Exception as exc:  # the whole batch failed: each item gets the error
             answers = [exc] * len(todo)
-        seconds = (time.perf_counter() - start) / max(len(todo), 1)
+        seconds = time.perf_counter() - start  # each query of a batch waited for all of it
         again, after = [], None
         for i, answer in zip(todo, answers, strict=True):
             if isinstance(answer, TransientError) and attempt <= plan.retries:

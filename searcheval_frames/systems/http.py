@@ -76,9 +76,15 @@ def fill_template(obj: Any, values: dict[str, Any]) -> Any:
 def dotted(obj: Any, path: str) -> Any:
     """The value at a dotted path (``"hits.hits"``, ``"fields.id.0"``); KeyError if absent.
 
+    ``"."`` is the value itself (a response that is the list of hits).
+
     >>> dotted({"hits": {"hits": [1, 2]}}, "hits.hits"), dotted({"f": {"id": ["a"]}}, "f.id.0")
     ([1, 2], 'a')
+    >>> dotted([{"id": "d1"}], ".")
+    [{'id': 'd1'}]
     """
+    if path == ".":
+        return obj
     for part in path.split("."):
         if isinstance(obj, list) and part.lstrip("-").isdigit():
             try:
@@ -172,6 +178,9 @@ class HttpSystem(System):
                 "auth_env": self.auth_env, "server_time": self.server_time,
                 "server_time_unit": self.unit}
 
+    def versions(self) -> dict[str, str]:
+        return {"httpx": str(require("httpx", "sef.systems.http").__version__)}
+
     def _client(self) -> Any:
         with self.lock:  # one client, however many threads ask at once
             if self.client is None:
@@ -263,7 +272,8 @@ def http(url: str, method: str = "GET", params: dict[str, Any] | None = None,
         Extra headers; ``"{env:NAME}"`` in a value is the environment variable NAME.
     hits, doc_id, score
         Dotted paths: to the list of hits in the response, and to the id and the score in
-        each hit (``"hits.hits"``, ``"_id"``, ``"_score"``).
+        each hit (``"hits.hits"``, ``"_id"``, ``"_score"``); ``hits="."`` when the response
+        is the list itself.
     auth_env
         An environment variable holding a token sent as ``Authorization: Bearer ...``.
     server_time, server_time_unit

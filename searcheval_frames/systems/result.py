@@ -91,8 +91,9 @@ class RetrieveResult:
     def __repr__(self) -> str:
         s = self.summary().row(0, named=True)
         p50 = "-" if s["p50"] is None else f"{s['p50'] * 1000:.1f} ms"
+        cached = int(self.latency["cached"].sum())
         return (f"<RetrieveResult run={self.name!r} queries={s['queries']} "
-                f"errors={s['errors']} rows={self.run.height} p50={p50}>")
+                f"errors={s['errors']} cached={cached} rows={self.run.height} p50={p50}>")
 
     def _repr_html_(self) -> str:
         s = self.summary()
@@ -104,7 +105,8 @@ class RetrieveResult:
                         for q, e in zip(fails["query_id"], fails["error"], strict=True))
         return (f"<div><b>RetrieveResult</b> {html.escape(self.name)} "
                 f"({html.escape(str(self.provenance.get('adapter')))}, k="
-                f"{self.provenance.get('k')}, {self.run.height} rows)"
+                f"{self.provenance.get('k')}, {self.run.height} rows, "
+                f"{int(self.latency['cached'].sum())} queries from the cache)"
                 f"<table><tr>{head}</tr>{rows}</table>"
                 + (f"<p>failed queries:</p><ul>{extra}</ul>" if extra else "") + "</div>")
 

@@ -11,19 +11,20 @@ from __future__ import annotations
 import asyncio
 import os
 import platform
+import sqlite3
 import sys
 import threading
 import time
 import warnings
 from collections.abc import Iterator, Mapping
-from concurrent.futures import FIRST_COMPLETED, Future, ThreadPoolExecutor, wait
+from concurrent.futures import Future, ThreadPoolExecutor, as_completed
 from datetime import UTC, datetime
 from typing import Any
 
 import numpy as np
 import polars as pl
 
-from ..errors import RetrievalError, SearchEvalWarning
+from ..errors import EmptyInputError, FileAccessError, RetrievalError, SearchEvalWarning
 from ..frames.kinds import Kind, input_kind
 from ..io.texts import queries_table
 from ..options import check_choice, check_float, check_int, option_error
@@ -40,35 +41,55 @@ PROGRESS_MIN_QUERIES = 200
 
 
 def _queries(queries: Any, columns: Mapping[str, str] | None) -> tuple[pl.DataFrame, Kind]:
+    """``query_id, query`` (every query with a text) and the kind to answer in."""
     if isinstance(queries, str | os.PathLike):
         from ..io.queries import read_queries
 
-        return read_queries(queries, columns=columns).select("query_id", "query"), Kind("polars")
-    kind = input_kind(queries)
-    if columns:
-        from ..frames.kinds import to_polars
+        df, kind = read_queries(queries, columns=columns).select("query_id", "query"), Kind("polars")
+    else:
+        kind = input_kind(queries)
+        if columns:
+            from ..frames.kinds import to_polars
 
-        df = to_polars(queries, "queries")
-        queries = df.rename({v: k for k, v in columns.items() if v in df.columns})
-    return queries_table(queries), Kind("polars") if kind.name == "dict" else kind
+            raw = to_polars(queries, "queries")
+            queries = raw.rename({v: k for k, v in columns.items() if v in raw.columns})
+        df = queries_table(queries)
+        kind = Kind("polars") if kind.name == "dict" else kind
+    if df.height == 0:
+        raise EmptyInputError("retrieve: queries has no rows; there is nothing to ask.")
+    empty = df.filter(pl.col("query").is_null() | pl.col("query").str.strip_chars().eq(""))
+    if empty.height:
+        raise EmptyInputError(
+            f"retrieve: {empty.height} queries have no text: {empty['query_id'].head(5).to_list()}"
+            "; give each a text or drop them first.")
+    return df, kind
 
 
 def _cache(cache: Any, system: System) -> AnswerCache | None:
     if cache is False or (cache is None and not system.cacheable):
         return None
     if cache is None or cache is True:
-        return AnswerCache(DEFAULT_CACHE)
-    if isinstance(cache, str | os.PathLike):
-        return AnswerCache(cache)
-    raise option_error("retrieve", "cache", cache,
-                       "must be None (the default file), False (no cache) or a path",
-                       "cache='.searcheval/retrieve-cache.db'")
+        path: Any = DEFAULT_CACHE
+    elif isinstance(cache, str | os.PathLike):
+        path = cache
+    else:
+        raise option_error("retrieve", "cache", cache,
+                           "must be None (the default file), True, False (no cache) or a path",
+                           "cache='.searcheval/retrieve-cache.db'")
+    try:
+        return AnswerCache(path)
+    except (OSError, sqlite3.Error) as exc:
+        raise FileAccessError(
+            f"retrieve(cache={str(path)!r}): cannot open the answer cache ({exc}); pass "
+            "another path, or cache=False to ask every query without one.",
+            path=str(path)) from None
 
 
 def _progress(total: int, progress: bool | None, name: str) -> Any:
     if progress is False or total == 0:
         return None
-    if progress is None and (total < PROGRESS_MIN_QUERIES or not sys.stderr.isatty()):
+    interactive = sys.stderr.isatty() or "ipykernel" in sys.modules  # a terminal or a notebook
+    if progress is None and (total < PROGRESS_MIN_QUERIES or not interactive):
         return None
     try:
         from tqdm.auto import tqdm
@@ -146,13 +167,10 @@ def _threaded(run: _Run, todo: list[int], workers: int) -> None:
         else:
             for i in todo:
                 futures[pool.submit(ask, plan, run.qids[i], run.texts[i])] = [i]
-        pending = set(futures)
-        while pending:
-            done, pending = wait(pending, return_when=FIRST_COMPLETED)
-            for fut in done:
-                res = fut.result()
-                for i, out in zip(futures[fut], res if size else [res], strict=True):
-                    run.record(i, out)
+        for fut in as_completed(futures):  # waiters installed once, not per completion
+            res = fut.result()
+            for i, out in zip(futures[fut], res if size else [res], strict=True):
+                run.record(i, out)
     finally:
         pool.shutdown(wait=False, cancel_futures=True)
 
@@ -333,11 +351,12 @@ def retrieve(
         naming the query and the system (answers so far stay in the cache).
     cache
         None: ``.searcheval/retrieve-cache.db`` for adapters; no cache for a plain
-        function (its code does not capture what it depends on), unless a path is given.
-        A path: that SQLite file. False: no cache. Keyed on the system's fingerprint,
+        function (its code does not capture what it depends on), unless a path (or
+        True, the default file) is given. A path: that SQLite file. False: no cache. Keyed on the system's fingerprint,
         the query text and k; each answer committed as it arrives.
     progress
-        A tqdm bar: None shows it on a terminal for runs of 200 queries or more.
+        A tqdm bar (when tqdm is installed): None shows it on a terminal or in a notebook
+        for runs of 200 queries or more; True always; False never.
     columns
         ``{"query_id": ..., "query": ...}`` naming your queries' columns.
     backoff
@@ -393,6 +412,7 @@ def retrieve(
             "asked": len(todo), "start": started, "end": _now(),
             "options": {"max_concurrency": max_concurrency, "rate": rate, "timeout": timeout,
                         "retries": retries, "on_error": on_error},
-            "cache": str(store.path) if store is not None else None, "versions": _versions()}
+            "cache": str(store.path) if store is not None else None,
+            "versions": {**_versions(), **sys_.versions()}}
     return RetrieveResult(frame, lat, prov, run_name, kind, wall)
 
