@@ -87,3 +87,15 @@ def test_failed_queries_are_counted_and_the_figure_is_drawn(tmp_path) -> None:
     html = index.read_text(encoding="utf-8")
     assert 'id="latency"' in html and 'id="fig-latency"' in html
     assert "## Latency" in (tmp_path / "r" / "report.md").read_text(encoding="utf-8")
+
+
+def test_answers_from_the_cache_are_said_so(tmp_path) -> None:
+    fts = sqlite_fts(EX / "docs.jsonl")
+    qs = {"q01": "pinecone index", "q02": "hnsw"}
+    cache = tmp_path / "c.db"
+    sef.retrieve(fts, qs, 10, name="bm25", cache=cache)
+    again = sef.retrieve(fts, qs, 10, name="bm25", cache=cache)
+    other = sef.retrieve(rerank(fts, EX / "docs.jsonl"), qs, 10, name="bm25-rerank",
+                         cache=False)
+    md = _section(_report(again + other, figures=False)).markdown
+    assert "2 answers came from the cache" in md

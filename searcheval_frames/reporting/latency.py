@@ -81,10 +81,14 @@ def latency_section(data: ReportData, latency: pl.DataFrame) -> Section | None:
     errors = int(table["errors"].sum())
     fails = (f" {errors} queries failed (they have no rows in the run, so every measure "
              "counts them as 0)." if errors else " No query failed.")
+    cached = latency.filter(pl.col("run").is_in(shown))
+    n_cached = int(cached["cached"].fill_null(False).sum()) if "cached" in cached.columns else 0
+    from_cache = (f" {n_cached} answers came from the cache: their times are those measured "
+                  "when they were first asked." if n_cached else "")
     lead = (f"Client time per query, measured by sef.retrieve, of {len(shown)} of the "
             f"{len(data.runs)} runs (p50/p95/p99: percentiles over the answered queries)."
-            f"{fails} The verdicts above are about quality only; these times do not "
-            "change them.")
+            f"{fails}{from_cache} The verdicts above are about quality only; these times do "
+            "not change them.")
     return make_section("latency", "Latency", [("p", lead), ("table", table)], data.digits)
 
 
