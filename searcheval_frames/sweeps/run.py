@@ -341,8 +341,10 @@ def sweep(
         table = table.join(after, on="run", how="left").with_columns(
             pl.col("labelled").fill_null(1.0))
     table = table.with_columns(below_min_judged=pl.col("labelled") < min_judged)
-    cols = ["run", *points[0], *[c for c in table.columns if c not in ("run", *points[0])]]
-    table = table.select(cols)
+    tail = ["labelled", "unjudged", "filled", "below_min_judged", "errors", "p50", "p95"]
+    first = ["run", *points[0]]
+    table = table.select(*first, *[c for c in table.columns if c not in (*first, *tail)],
+                         *[c for c in tail if c in table.columns])
     with warnings.catch_warnings():
         warnings.simplefilter("ignore", SearchEvalWarning)
         per_query = evaluate(run, labels, all_m, per_query=True,
