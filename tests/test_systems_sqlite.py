@@ -274,3 +274,12 @@ def test_bm25_equals_fts5_and_the_slow_reference_on_random_corpora(bodies, words
     assert got.keys() == want.keys()
     for d in got:
         assert got[d] == pytest.approx(want[d], rel=1e-9, abs=1e-12)
+
+
+@pytest.mark.parametrize("make", [lambda: sqlite_fts(DOCS), lambda: bm25(DOCS),
+                                  lambda: rerank(sqlite_fts(DOCS), DOCS)])
+def test_eight_threads_give_the_sequential_run(make) -> None:
+    system = make()
+    one = sef.retrieve(system, QUERIES, k=20, cache=False).run
+    many = sef.retrieve(system, QUERIES, k=20, cache=False, max_concurrency=8).run
+    assert one.sort("query_id", "rank").equals(many.sort("query_id", "rank"))
