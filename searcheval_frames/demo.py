@@ -60,7 +60,7 @@ def _pool(results: list[Any], qrels: pl.DataFrame) -> None:
     print(_table(cov.select("run", "retrieved", "judged", "holes", "judged_at_k")))
 
 
-def _report(example: Path, results: list[Any], qrels: pl.DataFrame, out: str) -> int:
+def _report(example: Path, results: list[Any], out: str) -> int:
     """The report of the live runs (BM25 before, reranked after), with their latency."""
     from .cli.report import headline
     from .figures.latency import latency_table
@@ -71,7 +71,7 @@ def _report(example: Path, results: list[Any], qrels: pl.DataFrame, out: str) ->
         write_run(res.run, Path(out) / "runs" / f"{res.name}.run")
     with warnings.catch_warnings():
         warnings.simplefilter("ignore")  # the data banner shows the notes in the report
-        rep = report(results[0] + results[1], qrels, baseline="bm25",
+        rep = report(results[0] + results[1], example / "qrels.txt", baseline="bm25",
                      queries=example / "queries.tsv", docs=example / "docs.jsonl",
                      title="Example: does reranking BM25 help? (live systems)",
                      command="make demo")
@@ -121,7 +121,7 @@ def main(argv: list[str] | None = None) -> int:
     print(_table(pivot(summary)))
     results = _retrieve(example)
     _pool(results, qrels)
-    code = _report(example, results, qrels, out)
+    code = _report(example, results, out)
     if code != 0:
         return code
     index = (Path(out) / "index.html").resolve()
