@@ -87,6 +87,12 @@ def test_failed_queries_are_counted_and_the_figure_is_drawn(tmp_path) -> None:
     html = index.read_text(encoding="utf-8")
     assert 'id="latency"' in html and 'id="fig-latency"' in html
     assert "## Latency" in (tmp_path / "r" / "report.md").read_text(encoding="utf-8")
+    import json
+
+    prov = json.loads((tmp_path / "r" / "provenance.json").read_text(encoding="utf-8"))
+    assert prov["systems"]["bm25"]["adapter"] == "sqlite_fts"
+    assert prov["systems"]["bm25"]["fingerprint"] == fts.fingerprint()
+    assert prov["systems"]["flaky"]["adapter"] == "function"
 
 
 def test_answers_from_the_cache_are_said_so(tmp_path) -> None:

@@ -22,20 +22,37 @@ from ..figures.style import display_names
 from .build import Figure, ReportData
 from .judges import Section, make_section
 
-__all__ = ["add_latency_sections", "collect_latency", "latency_frame"]
+__all__ = ["add_latency_sections", "collect_latency", "collect_systems", "latency_frame"]
+
+
+def _items(runs: Any) -> list[Any]:
+    if isinstance(runs, Mapping):
+        return list(runs.values())
+    if isinstance(runs, list | tuple):
+        return list(runs)
+    return [runs]
 
 
 def collect_latency(runs: Any) -> pl.DataFrame | None:
     """The latency the runs carry (a ``.latency`` frame per run result), or None."""
-    items: list[Any]
-    if isinstance(runs, Mapping):
-        items = list(runs.values())
-    elif isinstance(runs, list | tuple):
-        items = list(runs)
-    else:
-        items = [runs]
-    frames = [it.latency for it in items if isinstance(getattr(it, "latency", None), pl.DataFrame)]
+    frames = [it.latency for it in _items(runs)
+              if isinstance(getattr(it, "latency", None), pl.DataFrame)]
     return pl.concat(frames, how="diagonal_relaxed") if frames else None
+
+
+def collect_systems(runs: Any) -> dict[str, Any]:
+    """Each run result's provenance (adapter, configuration with secrets redacted,
+    fingerprint, time, k), by run name; results added together give theirs."""
+    out: dict[str, Any] = {}
+    for it in _items(runs):
+        prov = getattr(it, "provenance", None)
+        if not isinstance(prov, Mapping) or not hasattr(it, "latency"):
+            continue
+        if prov.get("adapter") == "combined" and isinstance(prov.get("runs"), Mapping):
+            out.update(prov["runs"])
+        else:
+            out[str(getattr(it, "name", len(out)))] = dict(prov)
+    return out
 
 
 def latency_frame(latency: pl.DataFrame, runs: list[str]) -> pl.DataFrame:
@@ -94,7 +111,11 @@ def latency_section(data: ReportData, latency: pl.DataFrame) -> Section | None:
 
 def add_latency_sections(data: ReportData, runs: Any, latency: Any = None,
                          figures: bool = True) -> None:
-    """Append the latency section (and figure) when the runs or ``latency=`` carry it."""
+    """Append the latency section (and figure) when the runs or ``latency=`` carry it,
+    and the systems' provenance (``provenance.json``'s ``systems``) when they have one."""
+    systems = collect_systems(runs)
+    if systems:
+        data.provenance["systems"] = systems
     if latency is not None:
         from ..frames.kinds import to_polars
 
