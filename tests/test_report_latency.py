@@ -105,3 +105,30 @@ def test_answers_from_the_cache_are_said_so(tmp_path) -> None:
                          cache=False)
     md = _section(_report(again + other, figures=False)).markdown
     assert "2 answers came from the cache" in md
+
+
+def test_the_latency_files_of_searcheval_retrieve_feed_a_report_of_run_files(tmp_path) -> None:
+    import subprocess
+    import sys
+
+    from conftest import REPO
+
+    docs = (EX / "docs.jsonl").as_posix()
+    (tmp_path / "a.toml").write_text(f'adapter = "sqlite_fts"\ndocs = "{docs}"\nname = "bm25"\n')
+    (tmp_path / "b.toml").write_text(f'adapter = "bm25"\ndocs = "{docs}"\nk1 = 0.9\n'
+                                     'name = "bm25-k1"\n')
+    for sys_file, out in (("a.toml", "bm25.tsv"), ("b.toml", "k1.tsv")):
+        proc = subprocess.run([sys.executable, "-m", "searcheval_frames", "retrieve", sys_file,
+                               str(EX / "queries.tsv"), "-o", out, "--no-cache"],
+                              capture_output=True, text=True, cwd=tmp_path, timeout=120,
+                              env={"PYTHONPATH": str(REPO), "PATH": "/usr/bin:/bin"})
+        assert proc.returncode == 0, proc.stderr
+    runs = [sef.read_run(tmp_path / "bm25.tsv"), sef.read_run(tmp_path / "k1.tsv")]
+    lat_files = [tmp_path / "bm25.latency.tsv", tmp_path / "k1.latency.tsv"]
+    rep = _report(pl.concat([pl.DataFrame(r) for r in runs]), latency=lat_files,
+                  figures=False)
+    md = _section(rep).markdown
+    lat = pl.concat([pl.read_csv(p, separator="\t") for p in lat_files])
+    for run in ("bm25", "bm25-k1"):
+        secs = lat.filter(pl.col("run") == run)["seconds"].to_numpy()
+        assert f"| {run} | 38 | 0 | {np.percentile(secs, 50) * 1000:.3f} |" in md

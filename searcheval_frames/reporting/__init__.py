@@ -133,9 +133,10 @@ def report(
         Canonical name → your column, for the run frames and the qrels frame, e.g.
         ``{"query_id": "question", "doc_id": "url", "relevance": "grade"}``.
     latency
-        Per-query times (``run, seconds[, status, server_seconds]``) for a "Latency"
-        section and a quality-against-latency figure; runs made by ``sef.retrieve``
-        carry theirs, so this is only needed for runs read from files.
+        Per-query times (``run, seconds[, status, server_seconds]``: a frame, or the
+        ``*.latency.tsv`` files ``searcheval retrieve`` writes) for a "Latency" section
+        and a quality-against-latency figure; runs made by ``sef.retrieve`` carry
+        theirs, so this is only needed for runs read from files.
 
     Returns
     -------

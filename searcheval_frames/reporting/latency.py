@@ -22,7 +22,8 @@ from ..figures.style import display_names
 from .build import Figure, ReportData
 from .judges import Section, make_section
 
-__all__ = ["add_latency_sections", "collect_latency", "collect_systems", "latency_frame"]
+__all__ = ["add_latency_sections", "collect_latency", "collect_systems", "latency_frame",
+           "read_latency"]
 
 
 def _items(runs: Any) -> list[Any]:
@@ -53,6 +54,32 @@ def collect_systems(runs: Any) -> dict[str, Any]:
         else:
             out[str(getattr(it, "name", len(out)))] = dict(prov)
     return out
+
+
+def read_latency(latency: Any) -> pl.DataFrame:
+    """``latency=`` as a polars frame: a frame of any kind, or a file (the
+    ``run.latency.tsv`` that ``searcheval retrieve`` writes; CSV, Parquet, JSON Lines),
+    or a list of either."""
+    from ..frames.kinds import is_path, to_polars
+
+    if isinstance(latency, list | tuple):
+        return pl.concat([read_latency(x) for x in latency], how="diagonal_relaxed")
+    if not is_path(latency):
+        return to_polars(latency, "latency")
+    path = Path(latency)
+    if not path.is_file():
+        from ..errors import FileAccessError
+
+        raise FileAccessError(f"report(latency={str(path)!r}): no such file; pass the "
+                              "run.latency.tsv that searcheval retrieve wrote, or a frame")
+    name = path.name.lower()
+    if name.endswith(".parquet"):
+        return pl.read_parquet(path)
+    if name.endswith((".jsonl", ".ndjson")):
+        return pl.read_ndjson(path)
+    return pl.read_csv(path, separator="," if name.endswith(".csv") else "\t",
+                       schema_overrides={"query_id": pl.String, "run": pl.String,
+                                         "seconds": pl.Float64, "server_seconds": pl.Float64})
 
 
 def latency_frame(latency: pl.DataFrame, runs: list[str]) -> pl.DataFrame:
@@ -117,9 +144,7 @@ def add_latency_sections(data: ReportData, runs: Any, latency: Any = None,
     if systems:
         data.provenance["systems"] = systems
     if latency is not None:
-        from ..frames.kinds import to_polars
-
-        lat: pl.DataFrame | None = to_polars(latency, "latency")
+        lat: pl.DataFrame | None = read_latency(latency)
     else:
         lat = collect_latency(runs)
     if lat is None or lat.height == 0:
