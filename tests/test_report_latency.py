@@ -129,6 +129,16 @@ def test_the_latency_files_of_searcheval_retrieve_feed_a_report_of_run_files(tmp
                   figures=False)
     md = _section(rep).markdown
     lat = pl.concat([pl.read_csv(p, separator="\t") for p in lat_files])
-    for run in ("bm25", "bm25-k1"):
-        secs = lat.filter(pl.col("run") == run)["seconds"].to_numpy()
-        assert f"| {run} | 38 | 0 | {np.percentile(secs, 50) * 1000:.3f} |" in md
+    rows = {run: f"| {run} | 38 | 0 | "
+            f"{np.percentile(lat.filter(pl.col('run') == run)['seconds'].to_numpy(), 50) * 1000:.3f} |"
+            for run in ("bm25", "bm25-k1")}
+    assert all(row in md for row in rows.values())
+    # the same from the command line: searcheval report ... --latency FILES
+    proc = subprocess.run([sys.executable, "-m", "searcheval_frames", "report",
+                           str(QRELS), "bm25.tsv", "k1.tsv", "--latency", *map(str, lat_files),
+                           "--no-figures", "-q", "-o", "rep"], capture_output=True, text=True,
+                          cwd=tmp_path, timeout=300,
+                          env={"PYTHONPATH": str(REPO), "PATH": "/usr/bin:/bin"})
+    assert proc.returncode == 0, proc.stderr
+    cli_md = (tmp_path / "rep" / "report.md").read_text(encoding="utf-8")
+    assert all(row in cli_md for row in rows.values())

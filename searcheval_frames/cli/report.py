@@ -77,6 +77,9 @@ def build_parser() -> argparse.ArgumentParser:
                         "per slice; repeatable")
     p.add_argument("--docs", metavar="FILE",
                    help="document titles: .jsonl/.csv/.tsv/.parquet with doc_id and title/text")
+    p.add_argument("--latency", metavar="FILE", nargs="+",
+                   help="per-query times of the runs (the run.latency.tsv files searcheval "
+                        "retrieve writes): adds a Latency section")
     p.add_argument("-o", "--output", metavar="DIR", default="report",
                    help="folder to write (default: report)")
     p.add_argument("--title", help="page title")
@@ -173,6 +176,7 @@ def run_report(args: argparse.Namespace, argv: Sequence[str]) -> int:
             relevance_level=args.relevance_level, min_judged=args.min_judged,
             figures=not args.no_figures, command=command,
             by=None if not args.by else args.by[0] if len(args.by) == 1 else args.by,
+            latency=args.latency,
         )
     for w in caught:
         print(f"searcheval: warning: {' '.join(str(w.message).split())}", file=sys.stderr)
