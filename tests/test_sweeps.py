@@ -187,3 +187,32 @@ def test_the_display_is_the_table_and_marks_the_flagged_points() -> None:
     import matplotlib.pyplot as plt
 
     plt.close("all")
+
+
+def test_judge_through_the_openai_compatible_stub_asks_each_hole_once(tmp_path) -> None:
+    from searcheval_frames.evalset.judges.stub import StubServer
+
+    qrels = sef.read_qrels(QRELS)
+    queries = pl.read_csv(QUERIES, separator="\t").head(6)
+    thin = qrels.filter(pl.col("query_id").is_in(queries["query_id"].to_list()),
+                        pl.col("doc_id") < "d050")
+    server = StubServer().start()
+    judge = sef.judges.OpenAICompatible(server.url, "stub-model", backoff=0.001)
+    try:
+        res = sef.sweep(lambda b: bm25(DOCS, b=b), {"b": [0.2, 0.9]}, queries=queries,
+                        qrels=thin, measures=["nDCG@10"], k=10, judge=judge, docs=DOCS,
+                        journal=tmp_path / "j.jsonl", cache=False)
+        asked = sum(server.answers.values())
+    finally:
+        judge.close()
+        server.stop()
+    top = pl.concat([r.run for r in res.runs.values()]).filter(pl.col("rank") <= 10)
+    holes = {(q, d) for q, d in top.select("query_id", "doc_id").iter_rows()} - \
+        {(q, d) for q, d in thin.select("query_id", "doc_id").iter_rows()}
+    judged = res.qrels.filter(pl.col("source") != "human")
+    assert {(q, d) for q, d in judged.select("query_id", "doc_id").iter_rows()} == holes
+    assert asked == len(holes) > 0  # each hole asked once, across both points
+    assert res.table["labelled"].to_list() == [1.0, 1.0]
+    for row in res.table.iter_rows(named=True):
+        want = sef.evaluate(res.runs[row["run"]].run, res.qrels, ["nDCG@10"])["value"][0]
+        assert row["nDCG@10"] == pytest.approx(want, abs=1e-12)
