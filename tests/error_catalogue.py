@@ -297,6 +297,22 @@ CASES += [
          "Rank by one measure per leaderboard; make one per measure.", "Comparisons"),
 ]
 
+# ---------------------------------------------------------------------- issue #32
+CASES += [
+    Case("A system answering the same document twice, with on_error='raise'",
+         "sef.retrieve(lambda query, k: [('d1', 2.0), ('d1', 1.0)], {'q1': 'bm25'}, "
+         "name='mine', on_error='raise')",
+         E.RetrievalError,
+         "Return each document once per answer (deduplicate chunks first, e.g. with "
+         "`sef.collapse`); with the default `on_error='record'` the query is recorded as "
+         "failed in `.latency` and named in a warning instead.", "Running a system"),
+    Case("An HTTP system whose credential variable is not set",
+         "sef.systems.http('http://localhost:9200/docs/_search', auth_env='NO_SUCH_TOKEN_VAR')",
+         E.RetrievalError,
+         "Set the variable (`export NO_SUCH_TOKEN_VAR=...`); credentials never go in code.",
+         "Running a system"),
+]
+
 
 def message(case: Case, scope: dict[str, object]) -> str:
     """Run the case; return the error message (fails if nothing or another class)."""
@@ -335,7 +351,8 @@ def render() -> str:
                     E.LazyPlanError, E.FileAccessError, E.UnknownOptionError,
                     E.InsufficientDataError, E.LabelConflictError, E.PluginError,
                     E.MeasureParameterError, E.MeasureDefinitionError, E.InvalidIdError,
-                    E.UnsupportedInputError, E.UnwritableValueError, E.DatasetError):
+                    E.UnsupportedInputError, E.UnwritableValueError, E.DatasetError,
+                    E.RetrievalError):
             doc = (cls.__doc__ or "").strip().splitlines()[0]
             out.append(f"| `{cls.__name__}` | {doc} |")
         section = None

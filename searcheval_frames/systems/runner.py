@@ -115,7 +115,7 @@ class _Run:
             return list(range(len(self.qids)))
         k, fp = self.plan.k, self.fingerprint
         self.keys = [cache_key(fp, t, k) for t in self.texts]
-        found = self.cache.get_many(self.keys)
+        found = self.cache.get_many(self.keys, fp, k)
         todo = []
         for i, key in enumerate(self.keys):
             hit = found.get(key)
