@@ -23,8 +23,9 @@ $(VENV)/.demo: pyproject.toml | $(BIN)/python
 	$(BIN)/python -m pip install -q -e ".[stats,plots]"
 	touch $@ $(VENV)/.base
 
-# the main job: seed numbers, the runs table, then `searcheval report` on the example
-# set (BM25 before, the reranked run after) -> report/index.html
+# the main job: seed numbers, the runs table, then the example set's queries through two
+# live systems (FTS5 BM25 before, reranked after), pooled, and reported with latency
+# -> report/index.html
 demo: $(VENV)/.demo
 	$(BIN)/python -m searcheval_frames.demo
 

@@ -121,6 +121,13 @@ _LAZY: dict[str, str] = {
     "RetrieveResult": "systems",
     "combine_runs": "systems",
     "systems": "systems",
+    # sweeps of a system's knobs (issue 32)
+    "sweep": "sweeps",
+    "SweepResult": "sweeps",
+    "SweepDisplay": "sweeps",
+    "sweep_plot": "sweeps",
+    "latency_plot": "figures",
+    "LatencyDisplay": "figures",
 }
 
 __all__ = [

@@ -34,8 +34,11 @@ EXTRAS: dict[str, tuple[str, ...]] = {
     "dask": ("dask", "distributed"),
     "judges": ("httpx",),
     "fast": ("numba",),
+    # sef.systems' client adapters (opensearchpy, whose package is opensearch-py, too)
+    "systems": ("elasticsearch", "psycopg"),
 }
 _EXTRA_OF = {mod: extra for extra, mods in EXTRAS.items() for mod in mods}
+_EXTRA_OF["opensearchpy"] = "systems"
 
 
 class MissingDependencyError(ImportError):

@@ -26,7 +26,7 @@ LAYERS: list[list[str]] = [
     ["io", "measures", "systems"],
     ["core"],
     ["fusion"],
-    ["analysis", "figures", "evalset"],
+    ["analysis", "figures", "evalset", "sweeps"],
     ["reporting"],
     ["cli", "demo", "scale", "__main__"],
 ]

@@ -17,12 +17,29 @@ def test_demo_prints_the_seed_numbers_and_writes_the_report(tmp_path):
         assert text in out
     for run in ["bm25", "bm25-rerank", "tfidf", "bm25-prf"]:
         assert f" {run} " in out
-    # the main job: searcheval report on bm25 (before) vs bm25-rerank (after)
+    # the process for real: two live systems (sef.retrieve), pooled, coverage, report
+    assert "The process, for real" in out and "Pool of the two runs' top 20" in out
     index = tmp_path / "report" / "index.html"
     assert index.is_file() and (tmp_path / "report" / "report.md").is_file()
     assert f"report written to {index.relative_to(tmp_path)}" in out
     assert "| Measure | Before (bm25) | After (bm25-rerank) |" in out
-    assert "| nDCG@10 | 0.780 | 0.786 |" in out  # the headline table
+    # the headline's numbers are sef.evaluate's on the runs the demo wrote
+    import searcheval_frames as sef
+
+    runs = tmp_path / "report" / "runs"
+    vals = sef.evaluate(sef.read_run([runs / "bm25.run", runs / "bm25-rerank.run"]),
+                        REPO / "data" / "example" / "qrels.txt", ["nDCG@10"])
+    v = dict(zip(vals["run"], vals["value"], strict=True))
+    assert f"| nDCG@10 | {v['bm25']:.3f} | {v['bm25-rerank']:.3f} |" in out
+    # the latency table and the verdicts
+    table = out.split("Latency per query", 1)[1]
+    assert "p50" in table and "p95" in table and "p99" in table
+    for run in ["bm25", "bm25-rerank"]:
+        row = next(line for line in table.splitlines() if f" {run} " in line)
+        assert row.split("┆")[1].strip() == "38" and row.split("┆")[2].strip() == "0"
+    assert any(line.startswith("  nDCG@10: ") for line in out.splitlines())
+    html = index.read_text(encoding="utf-8")
+    assert 'id="latency"' in html and 'id="fig-latency"' in html
     assert index.as_uri() in out
 
 

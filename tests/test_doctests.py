@@ -49,6 +49,17 @@ MODULES = [
     "searcheval_frames.notebook",
     "searcheval_frames.evalset.store",
     "searcheval_frames.evalset.widget",
+    # issue 32 (32b): the adapters and sweeps
+    "searcheval_frames.systems.sqlite_fts",
+    "searcheval_frames.systems.bm25",
+    "searcheval_frames.systems.rerank",
+    "searcheval_frames.systems.retriever",
+    "searcheval_frames.systems.postgres",
+    "searcheval_frames.systems.engines",
+    "searcheval_frames.sweeps.points",
+    "searcheval_frames.sweeps.run",
+    "searcheval_frames.sweeps.plot",
+    "searcheval_frames.figures.latency",
 ]
 
 

@@ -151,6 +151,35 @@ def _slice_forest(d: Data) -> Any:
                                         by="bucket", ci_method="t", min_queries=2))
 
 
+def _latency(d: Data) -> Any:
+    """Quality against latency: lognormal client times per run (some runs 100x slower)."""
+    rng = np.random.default_rng(5)
+    lat = pl.concat([pl.DataFrame({"run": r, "query_id": d.queries,
+                                   "seconds": rng.lognormal(-6 + 2.5 * (i % 3), 0.8,
+                                                            len(d.queries))})
+                     for i, r in enumerate(d.runs)])
+    return sef.latency_plot(lat, d.summary, measure=d.measures[0])
+
+
+def _sweep(d: Data) -> Any:
+    """A sweep of k1 (5 points) with one line per run name as a second knob; some points
+    short of labels (hollow markers and the labelled-share panel)."""
+    from searcheval_frames.sweeps import SweepResult
+
+    rng = np.random.default_rng(6)
+    xs = [0.3, 0.6, 0.9, 1.2, 1.5]
+    rows = [(f"p{i}-{j}", x, r, float(v), float(lab))
+            for i, r in enumerate(d.runs) for j, (x, v, lab) in enumerate(zip(
+                xs, rng.beta(8, 2, 5) if d.shape.level == "high" else rng.beta(1, 14, 5),
+                rng.uniform(0.7, 1.0, 5), strict=True))]
+    m = d.measures[0]
+    table = pl.DataFrame(rows, schema=["run", "k1", "variant", m, "labelled"], orient="row")
+    table = table.with_columns(below_min_judged=pl.col("labelled") < 0.9)
+    res = SweepResult(table, ["k1", "variant"], [m], 20, 0.9, {}, pl.DataFrame(),
+                      pl.DataFrame())
+    return sef.sweep_plot(res)
+
+
 CASES: list[FigureCase] = [
     FigureCase("bars_evaluate", lambda d: sef.benchmark_bars(d.summary)),
     FigureCase("bars_compare", lambda d: sef.benchmark_bars(d.comparison)),
@@ -165,6 +194,8 @@ CASES: list[FigureCase] = [
     FigureCase("leaderboard", lambda d: sef.leaderboard_plot(sef.leaderboard(
         d.per_query, measure=d.measures[0], test="tukey_hsd", n_resamples=200, seed=0))),
     FigureCase("slice_forest", _slice_forest),
+    FigureCase("latency", _latency),
+    FigureCase("sweep", _sweep),
 ]
 
 _DESIGN = ["00000", "11111", "00111", "11001", "01010", "10100"]  # pairwise covering

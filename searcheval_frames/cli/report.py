@@ -28,7 +28,7 @@ from ._common import EXIT_INPUT, EXIT_OK, EXIT_USAGE
 from ._common import one_line as _one_line
 from ._common import read_runs as _read_runs
 
-__all__ = ["build_parser", "main"]
+__all__ = ["build_parser", "headline", "main"]
 
 _DESCRIPTION = """\
 Write a before/after report of search runs: index.html (one self-contained page),
@@ -77,6 +77,9 @@ def build_parser() -> argparse.ArgumentParser:
                         "per slice; repeatable")
     p.add_argument("--docs", metavar="FILE",
                    help="document titles: .jsonl/.csv/.tsv/.parquet with doc_id and title/text")
+    p.add_argument("--latency", metavar="FILE", nargs="+",
+                   help="per-query times of the runs (the run.latency.tsv files searcheval "
+                        "retrieve writes): adds a Latency section")
     p.add_argument("-o", "--output", metavar="DIR", default="report",
                    help="folder to write (default: report)")
     p.add_argument("--title", help="page title")
@@ -124,7 +127,9 @@ def _columns(text: str) -> dict[str, str]:
     return out
 
 
-def _headline(rep: Any) -> str:
+def headline(rep: Any) -> str:
+    """The headline, the before/after table and the verdicts, as `searcheval report`
+    prints them (and `make demo`)."""
     from ..reporting.baseline import names_note, table
 
     shown = table(rep.data, "before_after",
@@ -171,6 +176,7 @@ def run_report(args: argparse.Namespace, argv: Sequence[str]) -> int:
             relevance_level=args.relevance_level, min_judged=args.min_judged,
             figures=not args.no_figures, command=command,
             by=None if not args.by else args.by[0] if len(args.by) == 1 else args.by,
+            latency=args.latency,
         )
     for w in caught:
         print(f"searcheval: warning: {' '.join(str(w.message).split())}", file=sys.stderr)
@@ -183,7 +189,7 @@ def run_report(args: argparse.Namespace, argv: Sequence[str]) -> int:
     print(f"searcheval: report written to {index}")
     if not args.quiet:
         print()
-        print(_headline(rep))
+        print(headline(rep))
     return EXIT_OK
 
 

@@ -17,16 +17,20 @@ from .distributions import (
     per_query_delta,
 )
 from .export import save_figure
+from .latency import LatencyDisplay, latency_plot, latency_table
 from .pr import PRCurveDisplay, pr_curve
 from .tradeoff import TradeoffDisplay, tradeoff_curve
 
 __all__ = [
     "BenchmarkBarsDisplay",
+    "LatencyDisplay",
     "MetricDistributionDisplay",
     "PRCurveDisplay",
     "PerQueryDeltaDisplay",
     "TradeoffDisplay",
     "benchmark_bars",
+    "latency_plot",
+    "latency_table",
     "metric_distribution",
     "per_query_delta",
     "pr_curve",

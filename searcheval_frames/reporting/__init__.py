@@ -20,6 +20,7 @@ from ..frames import input_kind
 from .build import DEFAULT_MEASURES, ReportData, build
 from .document import Report
 from .judges import add_judge_sections
+from .latency import add_latency_sections
 
 __all__ = ["DEFAULT_MEASURES", "Report", "ReportData", "report"]
 
@@ -54,6 +55,7 @@ def report(
     by: Any = None,
     judge_agreement: Any = None,
     columns: Mapping[str, str] | None = None,
+    latency: Any = None,
 ) -> Report:
     """Turn runs and qrels into a before/after report a team can read.
 
@@ -130,6 +132,11 @@ def report(
     columns
         Canonical name → your column, for the run frames and the qrels frame, e.g.
         ``{"query_id": "question", "doc_id": "url", "relevance": "grade"}``.
+    latency
+        Per-query times (``run, seconds[, status, server_seconds]``: a frame, or the
+        ``*.latency.tsv`` files ``searcheval retrieve`` writes) for a "Latency" section
+        and a quality-against-latency figure; runs made by ``sef.retrieve`` carry
+        theirs, so this is only needed for runs read from files.
 
     Returns
     -------
@@ -158,5 +165,6 @@ def report(
         digits=digits, progress=progress, command=command, by=by, columns=columns,
     )
     add_judge_sections(data, runs, qrels, judge_agreement, relevance_level, figures)
+    add_latency_sections(data, runs, latency, figures)
     return Report(data, input_kind(runs))
 

@@ -25,7 +25,7 @@ from .build import Figure, ReportData
 from .html import frame_html
 from .markdown import frame_markdown
 
-__all__ = ["Section", "add_judge_sections"]
+__all__ = ["Section", "add_judge_sections", "make_section"]
 
 
 @dataclass
@@ -46,7 +46,7 @@ def _esc(text: str) -> str:
     return text.replace("&", "&amp;").replace("<", "&lt;").replace(">", "&gt;")
 
 
-def _section(sid: str, title: str, blocks: list[tuple[str, Any]], digits: int) -> Section:
+def make_section(sid: str, title: str, blocks: list[tuple[str, Any]], digits: int) -> Section:
     """``blocks``: ("p", text) paragraphs and ("table", frame) tables, in order."""
     html = [f'<section id="{sid}"><h2>{_esc(title)}</h2>']
     md = [f"## {title}", ""]
@@ -102,7 +102,7 @@ def calibration_section(ag: JudgeAgreement, digits: int) -> Section:
     if ag.length_bias is not None:
         blocks += [("p", "Bias vs document length (quartiles of characters):"),
                    ("table", _pl(ag.length_bias))]
-    return _section("judge-calibration", "Automatic judge: calibration", blocks, digits)
+    return make_section("judge-calibration", "Automatic judge: calibration", blocks, digits)
 
 
 def holes_section(data: ReportData, runs: Any, qrels: Any, relevance_level: int) -> Section | None:
@@ -127,7 +127,7 @@ def holes_section(data: ReportData, runs: Any, qrels: Any, relevance_level: int)
             "given.")
     table = v.sort("changed", descending=True, maintain_order=True).select("run", "measure", "delta_nonrelevant", "nonrelevant", "delta_relevant",
                      "relevant", "delta_judge", "judge", "changed")
-    return _section("holes", "Holes: which verdicts depend on them",
+    return make_section("holes", "Holes: which verdicts depend on them",
                     [("p", lead), ("table", sources), ("table", table)], data.digits)
 
 

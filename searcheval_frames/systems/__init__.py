@@ -9,7 +9,10 @@
 * ``result``: :class:`RetrieveResult`, :func:`combine_runs`, :func:`latency_of`.
 
 Adapters build a System: :func:`function`, ``http`` (and, with their client libraries,
-the other engines).
+the other engines): ``sqlite_fts`` (SQLite FTS5, nothing to install) and ``bm25`` (its
+formula in numpy, with ``k1``/``b``), ``rerank`` (a second stage), ``postgres``,
+``elasticsearch``, ``opensearch``, ``retriever`` (LangChain / LlamaIndex); see
+docs/systems.md.
 
 >>> import searcheval_frames as sef
 >>> r = sef.retrieve(lambda query, k: [("d1", 1.0)], {"q1": "hello"}, name="toy")
@@ -23,24 +26,43 @@ from collections.abc import Callable
 from typing import Any
 
 from .base import Answer, FunctionSystem, RequestFailed, System, TransientError, as_system
+from .bm25 import BM25, bm25
+from .engines import Engine, elasticsearch, opensearch
 from .http import HttpSystem, http
+from .postgres import Postgres, postgres
+from .rerank import Rerank, rerank
 from .result import RetrieveResult, combine_runs, latency_of
+from .retriever import Retriever, retriever
 from .runner import retrieve
+from .sqlite_fts import SqliteFts, sqlite_fts
 
 __all__ = [
+    "BM25",
     "Answer",
+    "Engine",
     "FunctionSystem",
     "HttpSystem",
+    "Postgres",
     "RequestFailed",
+    "Rerank",
     "RetrieveResult",
+    "Retriever",
+    "SqliteFts",
     "System",
     "TransientError",
     "as_system",
+    "bm25",
     "combine_runs",
+    "elasticsearch",
     "function",
     "http",
     "latency_of",
+    "opensearch",
+    "postgres",
+    "rerank",
     "retrieve",
+    "retriever",
+    "sqlite_fts",
 ]
 
 
