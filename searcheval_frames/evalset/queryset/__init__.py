@@ -1,0 +1,13 @@
+"""The test queries (issue #34): sampled from a query log, generated from documents,
+audited before anyone labels them.
+
+Modules, low to high: ``normalize`` (what "the same query" means), ``log`` (a log as
+distinct queries with counts), ``design`` (the sampling designs, numpy), ``sampling``
+(:func:`sample_queries`), ``similar`` (near-duplicate pairs and copied runs of tokens),
+``audit`` (:func:`audit_queries`), ``generate`` (:func:`generate_queries`, through the
+judges' engine).
+"""
+
+from .sampling import QuerySample, sample_queries
+
+__all__ = ["QuerySample", "sample_queries"]
