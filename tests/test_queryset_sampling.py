@@ -194,7 +194,7 @@ def test_normalisation_counts_one_query_typed_several_ways():
     assert s["query"][0] == "HNSW vs IVF"  # the spellings tie: the first in byte order
     raw = sef.sample_queries(log, 3, "top", normalize=False).frame
     assert raw["count"].to_list() == [2, 1, 1]
-    fn = sef.sample_queries(log, 2, "top", normalize=lambda t: t[:2].lower()).frame
+    fn = sef.sample_queries(log, 2, "top", normalize=lambda t: "x" if "vs" in t else t).frame
     assert fn["count"].to_list() == [4, 2]
 
 
