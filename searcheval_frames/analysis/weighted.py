@@ -88,21 +88,10 @@ def _row(run: str, base: str, m: str, values: dict[tuple[str, str], np.ndarray],
         return None
     both = np.isfinite(a) & np.isfinite(b)
     if not both.all():  # not paired on every weighted query: only the shared ones
-        sub = design_of_subset(design, both)
-        a, b, design = a[both], b[both], sub
+        a, b, design = a[both], b[both], design.subset(both)
     w = design.weights
     d = a - b
     lo, hi = design.interval(d, ci)
     return (run, base, m, int(a.size), float(a.mean()), float(b.mean()), float(d.mean()),
             hajek(a, w), hajek(b, w), hajek(d, w), lo, hi)
 
-
-def design_of_subset(design: Any, keep: np.ndarray) -> Any:
-    """The design restricted to some queries (resamples drawn again from the same seed)."""
-    import polars as pl_
-
-    groups = np.zeros(int(keep.sum()), dtype=object)
-    table = pl_.DataFrame({"weight": design.weights[keep],
-                           "inclusion_probability": np.where(design.fixed[keep], 1.0, 0.5),
-                           "_stratum": groups.astype(str)})
-    return design_of(table, design.n_resamples, 0)

@@ -113,12 +113,19 @@ class Design:
         rng = np.random.default_rng(seed)
         self.weights = weights
         self.fixed = fixed
+        self.groups = groups
+        self.seed = seed
         self.parts = []
         for g in np.unique(groups[~fixed]):
             members = np.flatnonzero((groups == g) & ~fixed)
             self.parts.append(members[rng.integers(0, members.size,
                                                    size=(n_resamples, members.size))])
         self.n_resamples = n_resamples
+
+    def subset(self, keep: np.ndarray) -> Design:
+        """The same design over some of the queries (resamples drawn again)."""
+        return Design(self.weights[keep], self.groups[keep], self.fixed[keep],
+                      self.n_resamples, self.seed)
 
     def resampled(self, values: np.ndarray) -> np.ndarray:
         """The Hájek mean of ``values`` in every resample."""
