@@ -8,6 +8,7 @@ distinct queries with counts), ``design`` (the sampling designs, numpy), ``sampl
 judges' engine).
 """
 
+from .audit import QueryAudit, audit_queries
 from .sampling import QuerySample, sample_queries
 
-__all__ = ["QuerySample", "sample_queries"]
+__all__ = ["QueryAudit", "QuerySample", "audit_queries", "sample_queries"]
