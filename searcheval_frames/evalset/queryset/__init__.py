@@ -9,6 +9,8 @@ judges' engine).
 """
 
 from .audit import QueryAudit, audit_queries
+from .generate import GeneratedQueries, generate_queries
 from .sampling import QuerySample, sample_queries
 
-__all__ = ["QueryAudit", "QuerySample", "audit_queries", "sample_queries"]
+__all__ = ["GeneratedQueries", "QueryAudit", "QuerySample", "audit_queries", "generate_queries",
+           "sample_queries"]
