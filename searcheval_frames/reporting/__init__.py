@@ -20,6 +20,7 @@ from ..frames import input_kind
 from .build import DEFAULT_MEASURES, ReportData, build
 from .document import Report
 from .judges import add_judge_sections
+from .weighted import add_weighted_sections
 
 __all__ = ["DEFAULT_MEASURES", "Report", "ReportData", "report"]
 
@@ -54,6 +55,7 @@ def report(
     by: Any = None,
     judge_agreement: Any = None,
     columns: Mapping[str, str] | None = None,
+    weights: Any = None,
 ) -> Report:
     """Turn runs and qrels into a before/after report a team can read.
 
@@ -130,6 +132,10 @@ def report(
     columns
         Canonical name → your column, for the run frames and the qrels frame, e.g.
         ``{"query_id": "question", "doc_id": "url", "relevance": "grade"}``.
+    weights
+        The test queries' traffic weights (a :func:`~searcheval_frames.sample_queries`
+        result, a frame ``query_id, weight`` or a column of ``queries``): adds "Average
+        query vs average search" (:mod:`searcheval_frames.reporting.weighted`).
 
     Returns
     -------
@@ -158,5 +164,6 @@ def report(
         digits=digits, progress=progress, command=command, by=by, columns=columns,
     )
     add_judge_sections(data, runs, qrels, judge_agreement, relevance_level, figures)
+    add_weighted_sections(data, weights, queries=queries, ci=ci, seed=seed)
     return Report(data, input_kind(runs))
 
