@@ -44,9 +44,9 @@ from ...frames import find_column, input_kind
 from ...frames.kinds import to_polars
 from ...io.texts import QUERY_ID_COLUMNS, QUERY_TEXT_COLUMNS, docs_table
 from ...options import check_choice, check_float, check_int
+from .drift import add_finding, distribution_tests, strata_check
 from .log import log_table
 from .normalize import check_normalize, normalize_frame, tokens_expr
-from .drift import add_finding, distribution_tests, strata_check
 from .sampling import with_strata
 from .similar import copied_runs, near_duplicate_pairs
 

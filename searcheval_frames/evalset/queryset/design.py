@@ -68,7 +68,7 @@ def systematic_pps(pi: np.ndarray, order: np.ndarray, u: float) -> np.ndarray:
     if order.size == 0:
         return np.sort(certain)
     cum = np.cumsum(pi[order])
-    m = int(round(cum[-1]))
+    m = round(cum[-1])
     points = u + np.arange(m)
     hit = np.searchsorted(cum, points, side="right")
     hit = np.minimum(hit, order.size - 1)  # (a last sum a rounding error below m)

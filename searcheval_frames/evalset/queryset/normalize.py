@@ -30,7 +30,7 @@ Normalize = bool | Callable[[str], str]
 def check_normalize(func: str, normalize: Any) -> Normalize:
     """``normalize`` if it is ``True``, ``False`` or a function, else an option error."""
     if isinstance(normalize, bool) or callable(normalize):
-        return normalize  # type: ignore[no-any-return]
+        return normalize
     raise option_error(func, "normalize", normalize,
                        "must be True (NFKC, lower case, one space), False or a function str -> str",
                        "normalize=str.casefold")

@@ -14,6 +14,7 @@ draws ``n`` of them. Every sampled query carries its ``inclusion_probability``
 from __future__ import annotations
 
 import hashlib
+import itertools
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import Any, Literal
@@ -47,7 +48,7 @@ def with_strata(table: pl.DataFrame, cuts: Sequence[float]) -> pl.DataFrame:
     of all searches made by the queries before it."""
     before = (pl.col("count").cum_sum() - pl.col("count")) / pl.col("count").sum()
     names = stratum_names(cuts)
-    expr = pl.when(before < cuts[0]).then(pl.lit(names[0]))
+    expr: Any = pl.when(before < cuts[0]).then(pl.lit(names[0]))
     for cut, name in zip(cuts[1:], names[1:-1], strict=True):
         expr = expr.when(before < cut).then(pl.lit(name))
     return table.with_columns(expr.otherwise(pl.lit(names[-1])).alias("stratum"))
@@ -129,7 +130,7 @@ def _check(n: Any, method: Any, seed: Any, cuts: Any, allocation: Any) -> tuple[
                            "cuts=(0.5, 0.8)")
     out = tuple(check_float(_F, "cuts", c, minimum=0, maximum=1, open_min=True, open_max=True,
                             example="cuts=(0.5, 0.8)") for c in cuts)
-    if any(b <= a for a, b in zip(out, out[1:], strict=False)):
+    if any(b <= a for a, b in itertools.pairwise(out)):
         raise option_error(_F, "cuts", cuts, "must increase", "cuts=(0.5, 0.8)")
     return out
 
