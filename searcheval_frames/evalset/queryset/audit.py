@@ -181,8 +181,9 @@ def _against_log(q: pl.DataFrame, log: Any, out: list[dict[str, Any]], *, normal
         tokens_expr("key").alias("tokens"), "_w")
     details = {"distribution": distribution_tests(q, logq, alpha, out)}
     q2 = seen.with_columns(pl.coalesce("stratum", "_s").alias("stratum"))
-    details["strata"] = strata_check(q2.filter(pl.col("stratum").is_not_null()), cuts,
-                                     min_per_stratum, out)
+    if q2["stratum"].is_not_null().any():  # (queries the log never saw have no stratum)
+        details["strata"] = strata_check(q2.filter(pl.col("stratum").is_not_null()), cuts,
+                                         min_per_stratum, out)
     return details
 
 
