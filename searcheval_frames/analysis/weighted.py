@@ -38,7 +38,7 @@ WEIGHTED_COLUMNS = ("run", "baseline", "measure", "n_queries", "mean", "baseline
 def weighted_compare(per_query: Any, weights: Any, *, baseline: str | Sequence[str] | None = None,
                      queries: Any = None, strata: str | None = None, seed: int | None = 0,
                      ci: float = 0.95, n_resamples: int = 2000,
-                     func: str = "compare") -> pl.DataFrame:
+                     func: str = "weighted_compare") -> pl.DataFrame:
     """Per (run, baseline, measure): plain and traffic-weighted means and Δ, with the
     design-bootstrap interval (``ci_low``, ``ci_high``) of the weighted Δ.
 

@@ -191,7 +191,7 @@ def _is_mean(measure: str) -> bool:
 def weighted_summary(per_query: Any, weights: Any, *, queries: Any = None,
                      strata: str | None = None, summary: Any = None, seed: int | None = 0,
                      ci: float = 0.95, n_resamples: int = 2000,
-                     func: str = "evaluate") -> pl.DataFrame:
+                     func: str = "weighted_summary") -> pl.DataFrame:
     """``run, measure, n_queries, value, weighted_value, ci_low, ci_high``.
 
     ``value`` is the plain mean over the test queries (or ``summary``'s value: evaluate's
