@@ -25,8 +25,7 @@ from typing import Any
 import numpy as np
 import polars as pl
 
-from ..core.weights import aligned, check_bootstrap, design_of, hajek, weights_table
-from ..frames.kinds import to_polars
+from ..core.weights import check_bootstrap, hajek, per_series
 
 __all__ = ["WEIGHTED_COLUMNS", "weighted_compare"]
 
@@ -55,20 +54,11 @@ def weighted_compare(per_query: Any, weights: Any, *, baseline: str | Sequence[s
         The column the design stratified on (default: the sample's own).
     """
     check_bootstrap(func, ci, n_resamples, seed)
-    strata = strata if strata is not None else getattr(weights, "strata_column", None)
-    pq = to_polars(per_query, "per_query").with_columns(pl.col("query_id").cast(pl.String))
-    table = aligned(pq, weights_table(weights, queries, func=func, strata=strata), func)
-    design = design_of(table, n_resamples, seed)
-    order = table.select("query_id").with_row_index("_i")
+    pq, design, values = per_series(per_query, weights, queries=queries, strata=strata,
+                                    n_resamples=n_resamples, seed=seed, func=func)
     runs = pq["run"].unique(maintain_order=True).to_list()
     bases = [runs[0]] if baseline is None else (
         [baseline] if isinstance(baseline, str) else list(baseline))
-    values: dict[tuple[str, str], np.ndarray] = {}
-    for (run, measure), g in pq.group_by(["run", "measure"], maintain_order=True):
-        y = np.full(table.height, np.nan)
-        got = g.join(order, on="query_id")
-        y[got["_i"].to_numpy()] = got["value"].cast(pl.Float64).to_numpy()
-        values[(str(run), str(measure))] = y
     measures = pq["measure"].unique(maintain_order=True).to_list()
     rows = []
     for base in bases:

@@ -44,7 +44,7 @@ from ..frames.kinds import to_polars
 from ..measures import parse_measure
 from ..options import check_float, check_int, check_optional_int
 
-__all__ = ["Design", "design_of", "hajek", "weighted_summary", "weights_table"]
+__all__ = ["Design", "design_of", "hajek", "per_series", "weighted_summary", "weights_table"]
 
 WEIGHT_COLUMNS = ("weight", "weights", "w", "traffic_weight")
 
@@ -188,6 +188,25 @@ def _is_mean(measure: str) -> bool:
         return True
 
 
+def per_series(per_query: Any, weights: Any, *, queries: Any, strata: str | None,
+               n_resamples: int, seed: int | None,
+               func: str) -> tuple[pl.DataFrame, Design, dict[tuple[str, str], np.ndarray]]:
+    """The per-query frame, the :class:`Design` of its weighted queries, and each (run,
+    measure)'s values in the design's query order (NaN where a run lacks a query)."""
+    strata = strata if strata is not None else getattr(weights, "strata_column", None)
+    pq = to_polars(per_query, "per_query").with_columns(pl.col("query_id").cast(pl.String))
+    table = aligned(pq, weights_table(weights, queries, func=func, strata=strata), func)
+    design = design_of(table, n_resamples, seed)
+    order = table.select("query_id").with_row_index("_i")
+    series = {}
+    for (run, measure), g in pq.group_by(["run", "measure"], maintain_order=True):
+        y = np.full(table.height, np.nan)
+        got = g.join(order, on="query_id")
+        y[got["_i"].to_numpy()] = got["value"].cast(pl.Float64).to_numpy()
+        series[(str(run), str(measure))] = y
+    return pq, design, series
+
+
 def weighted_summary(per_query: Any, weights: Any, *, queries: Any = None,
                      strata: str | None = None, summary: Any = None, seed: int | None = 0,
                      ci: float = 0.95, n_resamples: int = 2000,
@@ -201,16 +220,11 @@ def weighted_summary(per_query: Any, weights: Any, *, queries: Any = None,
     ``strata_column`` when ``weights`` is one).
     """
     check_bootstrap(func, ci, n_resamples, seed)
-    strata = strata if strata is not None else getattr(weights, "strata_column", None)
-    pq = to_polars(per_query, "per_query").with_columns(pl.col("query_id").cast(pl.String))
-    table = aligned(pq, weights_table(weights, queries, func=func, strata=strata), func)
-    design = design_of(table, n_resamples, seed)
-    order = table.select("query_id").with_row_index("_i")
+    pq, design, series = per_series(per_query, weights, queries=queries, strata=strata,
+                                    n_resamples=n_resamples, seed=seed, func=func)
     rows = []
-    for (run, measure), g in pq.group_by(["run", "measure"], maintain_order=True):
-        y = np.full(table.height, np.nan)
-        got = g.join(order, on="query_id")
-        y[got["_i"].to_numpy()] = got["value"].cast(pl.Float64).to_numpy()
+    for (run, measure), y in series.items():
+        g = pq.filter((pl.col("run") == run) & (pl.col("measure") == measure))
         mean = float(np.nanmean(y)) if np.isfinite(y).any() else float("nan")
         wv = lo = hi = None
         if _is_mean(str(measure)) and np.isfinite(y).all():

@@ -17,7 +17,6 @@ checks that (``copies_document``).
 
 from __future__ import annotations
 
-import hashlib
 import os
 import re
 from dataclasses import dataclass, field
@@ -31,7 +30,7 @@ from ...errors import InvalidOptionError
 from ...frames import Kind, input_kind, to_native
 from ...options import check_bool, check_int, check_optional_int, option_error
 from ..judges.engine import DryRun, FunctionJudge, judge
-from ..judges.prompt import JudgeAnswerError
+from ..judges.prompt import JudgeAnswerError, PromptTemplate
 from ..judges.texts import docs_texts
 
 __all__ = ["DEFAULT_PROMPT", "GeneratedQueries", "QueryPrompt", "generate_queries",
@@ -50,11 +49,10 @@ _BULLET = re.compile(r"^\s*(?:[-*\u2022]|\d+[.)]|q\d*[:.])\s*", re.IGNORECASE)
 
 
 @dataclass(frozen=True)
-class QueryPrompt:
-    """A generation prompt: ``system`` and ``user`` text with ``{document}`` and ``{n}``."""
-
-    system: str
-    user: str
+class QueryPrompt(PromptTemplate):
+    """A generation prompt: ``system`` and ``user`` text with ``{document}`` and ``{n}``
+    (a judge's :class:`~searcheval_frames.judges.PromptTemplate` asking for other things:
+    the same ``text`` and ``sha256``)."""
 
     @classmethod
     def load(cls, prompt: str | os.PathLike[str] | None) -> QueryPrompt:
@@ -79,15 +77,7 @@ class QueryPrompt:
             raise option_error(_F, "prompt", text[:60], "the template needs {document} (and "
                                "may use {n}) in its user part",
                                "prompt='Write {n} queries for:\\n{document}'")
-        return cls(system.strip(), user.strip())
-
-    @property
-    def text(self) -> str:
-        return f"{self.system}\n---\n{self.user}"
-
-    @property
-    def sha256(self) -> str:
-        return hashlib.sha256(self.text.encode("utf-8")).hexdigest()
+        return cls("generate", system.strip(), user.strip())
 
     def messages(self, n: Any, document: str) -> list[dict[str, str]]:
         """The chat messages asking for ``n`` queries about ``document``."""
