@@ -32,6 +32,7 @@ from ...options import check_bool, check_int, check_optional_int, option_error
 from ..judges.engine import DryRun, FunctionJudge, judge
 from ..judges.prompt import JudgeAnswerError, PromptTemplate
 from ..judges.texts import docs_texts
+from .sampling import FramedResult
 
 __all__ = ["DEFAULT_PROMPT", "GeneratedQueries", "QueryPrompt", "generate_queries",
            "parse_queries"]
@@ -137,7 +138,7 @@ class QueryWriter:
 
 
 @dataclass
-class GeneratedQueries:
+class GeneratedQueries(FramedResult):
     """Queries written from documents by :func:`generate_queries`.
 
     Attributes
@@ -159,13 +160,6 @@ class GeneratedQueries:
     errors: pl.DataFrame
     journal: Path
     kind: Kind = field(default_factory=lambda: Kind("polars"))
-
-    @property
-    def frame(self) -> Any:
-        return to_native(self._frame, self.kind)
-
-    def to_polars(self) -> pl.DataFrame:
-        return self._frame
 
     @property
     def qrels(self) -> Any:

@@ -28,7 +28,7 @@ from .design import allocate, pps_inclusion, systematic_pps
 from .log import LogError, log_table
 from .normalize import check_normalize
 
-__all__ = ["METHODS", "QuerySample", "sample_queries", "stratum_names", "with_strata"]
+__all__ = ["METHODS", "FramedResult", "QuerySample", "sample_queries", "stratum_names", "with_strata"]
 
 _F = "sample_queries"
 METHODS = ("pptss", "stratified", "top", "random")
@@ -54,8 +54,22 @@ def with_strata(table: pl.DataFrame, cuts: Sequence[float]) -> pl.DataFrame:
     return table.with_columns(expr.otherwise(pl.lit(names[-1])).alias("stratum"))
 
 
+class FramedResult:
+    """``.frame`` in the caller's frame kind and ``.to_polars()``, for the results here."""
+
+    _frame: pl.DataFrame
+    kind: Kind
+
+    @property
+    def frame(self) -> Any:
+        return to_native(self._frame, self.kind)
+
+    def to_polars(self) -> pl.DataFrame:
+        return self._frame
+
+
 @dataclass
-class QuerySample:
+class QuerySample(FramedResult):
     """Queries drawn from a log by :func:`sample_queries`.
 
     Attributes
@@ -77,13 +91,6 @@ class QuerySample:
     allocation: str
     strata: pl.DataFrame
     kind: Kind = field(default_factory=lambda: Kind("polars"))
-
-    @property
-    def frame(self) -> Any:
-        return to_native(self._frame, self.kind)
-
-    def to_polars(self) -> pl.DataFrame:
-        return self._frame
 
     @property
     def strata_column(self) -> str | None:
