@@ -74,7 +74,7 @@ def main() -> None:
     small_log = log.head(100_000)
     q, docs = test_queries(10_000)
     sef.sample_queries(log.head(1000), 10)  # imports and first-call set-up
-    sef.audit_queries(q.head(100), docs=docs.head(10))
+    sef.audit_queries(q.head(100), docs=docs.head(10), log=small_log.head(1000))  # + scipy
     rows = []
     for method in ("pptss", "stratified", "top", "random"):
         w, c = _time(lambda m=method: sef.sample_queries(log, 100, m, seed=0))

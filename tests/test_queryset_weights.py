@@ -140,3 +140,12 @@ def test_weighted_compare_on_the_shared_queries_only():
     out = sef.weighted_compare(pq, w, strata="stratum", n_resamples=200).row(0, named=True)
     assert out["n_queries"] == 2
     assert out["weighted_delta"] == pytest.approx(np.average([1.0, 0.0], weights=[1, 3]))
+
+
+def test_notes_say_what_the_interval_cannot_show():
+    y = [0.2, 0.4, 0.9]
+    one = _w([1.0, 2.0, 3.0], stratum=["a", "a", "b"])
+    assert "one sampled query" in weighted_summary(_pq({"a": y}), one, strata="stratum")["note"][0]
+    top = _w([1.0, 2.0, 3.0], inclusion_probability=[1.0, 1.0, 1.0])
+    assert "certain" in weighted_summary(_pq({"a": y}), top)["note"][0]
+    assert weighted_summary(_pq({"a": y}), _w([1.0, 2.0, 3.0]))["note"][0] == ""

@@ -116,8 +116,13 @@ class Design:
         self.groups = groups
         self.seed = seed
         self.parts = []
+        #: what the interval cannot show (a stratum of one query, no random query at all)
+        self.note = "" if (~fixed).any() else "every query taken for certain: no sampling error"
         for g in np.unique(groups[~fixed]):
             members = np.flatnonzero((groups == g) & ~fixed)
+            if members.size == 1:
+                self.note = ("a stratum with one sampled query: its sampling error is not "
+                             "measured, the interval is too narrow")
             self.parts.append(members[rng.integers(0, members.size,
                                                    size=(n_resamples, members.size))])
         self.n_resamples = n_resamples
@@ -211,31 +216,34 @@ def weighted_summary(per_query: Any, weights: Any, *, queries: Any = None,
                      strata: str | None = None, summary: Any = None, seed: int | None = 0,
                      ci: float = 0.95, n_resamples: int = 2000,
                      func: str = "weighted_summary") -> pl.DataFrame:
-    """``run, measure, n_queries, value, weighted_value, ci_low, ci_high``.
+    """``run, measure, n_queries, value, weighted_value, ci_low, ci_high, note``.
 
     ``value`` is the plain mean over the test queries (or ``summary``'s value: evaluate's
     aggregate); ``weighted_value`` the Hájek traffic-weighted mean with its design
-    bootstrap interval (null for measures that are summed or geometric means).
+    bootstrap interval (null for measures that are summed or geometric means); ``note``
+    says what the interval cannot show (a stratum of one sampled query; a sample taken
+    entirely for certain).
     ``strata``: the column the design stratified on (taken from a ``QuerySample``'s
     ``strata_column`` when ``weights`` is one).
     """
     check_bootstrap(func, ci, n_resamples, seed)
-    pq, design, series = per_series(per_query, weights, queries=queries, strata=strata,
-                                    n_resamples=n_resamples, seed=seed, func=func)
+    _, design, series = per_series(per_query, weights, queries=queries, strata=strata,
+                                   n_resamples=n_resamples, seed=seed, func=func)
     rows = []
     for (run, measure), y in series.items():
-        g = pq.filter((pl.col("run") == run) & (pl.col("measure") == measure))
         mean = float(np.nanmean(y)) if np.isfinite(y).any() else float("nan")
         wv = lo = hi = None
         if _is_mean(str(measure)) and np.isfinite(y).all():
             wv = hajek(y, design.weights)
             lo, hi = design.interval(y, ci)
-        rows.append((run, measure, int(g.height), mean, wv, lo, hi))
+        rows.append((run, measure, int(np.isfinite(y).sum()), mean, wv, lo, hi, design.note))
     out = pl.DataFrame(rows, orient="row", schema={
         "run": pl.String, "measure": pl.String, "n_queries": pl.Int64, "value": pl.Float64,
-        "weighted_value": pl.Float64, "ci_low": pl.Float64, "ci_high": pl.Float64})
+        "weighted_value": pl.Float64, "ci_low": pl.Float64, "ci_high": pl.Float64,
+        "note": pl.String})
     if summary is not None:
         s = to_polars(summary, "summary").select("run", "measure", "value")
         out = out.drop("value").join(s, on=["run", "measure"], how="left").select(
-            "run", "measure", "n_queries", "value", "weighted_value", "ci_low", "ci_high")
+            "run", "measure", "n_queries", "value", "weighted_value", "ci_low", "ci_high",
+            "note")
     return out

@@ -53,7 +53,7 @@ from .similar import copied_runs, near_duplicate_pairs
 __all__ = ["QueryAudit", "audit_queries"]
 
 _F = "audit_queries"
-SOURCE_COLUMNS = ("doc_id", "source_doc_id", "source_doc", "source", "docid")
+SOURCE_COLUMNS = ("doc_id", "source_doc_id", "source_doc", "docid")
 
 
 @dataclass(repr=False)

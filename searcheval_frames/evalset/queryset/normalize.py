@@ -54,7 +54,7 @@ def normalize_frame(df: pl.DataFrame, column: str, normalize: Normalize,
     function is called once per distinct text, not once per row)."""
     distinct = df.select(pl.col(column).unique())
     distinct = distinct.with_columns(normalize_expr(column, normalize).alias(alias))
-    return df.join(distinct, on=column, how="left", nulls_equal=True)
+    return df.join(distinct, on=column, how="left", nulls_equal=True, maintain_order="left")
 
 
 def tokens_expr(column: str) -> pl.Expr:
