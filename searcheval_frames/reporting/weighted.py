@@ -36,15 +36,17 @@ def weighted_section(data: ReportData, weights: Any, *, queries: Any = None, ci:
                      seed: int | None = 0, n_resamples: int = 2000) -> Section:
     """The section from the report's paired per-query values and ``weights``."""
     pq = data.comparison.per_query
-    means = weighted_summary(pq, weights, queries=queries, ci=ci, seed=seed,
-                             n_resamples=n_resamples, func="report").select(
+    summary = weighted_summary(pq, weights, queries=queries, ci=ci, seed=seed,
+                               n_resamples=n_resamples, func="report")
+    note = next((n for n in summary["note"].to_list() if n), "")
+    means = summary.select(
         "measure", "run", "n_queries", pl.col("value").alias("average query"),
         pl.col("weighted_value").alias("average search"), "ci_low", "ci_high")
     deltas = weighted_compare(pq, weights, baseline=data.baseline, queries=queries, ci=ci,
                               seed=seed, n_resamples=n_resamples, func="report").select(
         "measure", "run", pl.col("delta").alias("Δ per query"),
         pl.col("weighted_delta").alias("Δ per search"), "ci_low", "ci_high")
-    lead = LEAD.format(ci=ci)
+    lead = LEAD.format(ci=ci) + (f" Note: {note}." if note else "")
     after = f"Δ against {data.baseline} (interval of the Δ per search):"
     d = data.digits
     html = (f'<section id="weighted"><h2>Average query vs average search</h2><p>{lead}</p>'
