@@ -243,3 +243,38 @@ def test_bad_options():
         sef.sample_queries(log, 1, columns={"query": "nope"})
     with pytest.raises(InvalidOptionError, match="its keys are"):
         sef.sample_queries(log, 1, columns={"qeury": "query"})
+
+
+@settings(max_examples=60, deadline=None)
+@given(st.lists(st.integers(0, 60), min_size=1, max_size=5), st.data(),
+       st.sampled_from(["equal", "proportional"]))
+def test_allocation_formula_hypothesis(sizes, data, alloc):
+    if sum(sizes) == 0:
+        return
+    n = data.draw(st.integers(1, sum(sizes)))
+    got = allocate(sizes, n, alloc)
+    assert sum(got) == n
+    assert all(0 <= g <= s for g, s in zip(got, sizes, strict=True))
+    open_ = [i for i, s in enumerate(sizes) if s > 0]
+    base = [1.0 if alloc == "equal" else float(sizes[i]) for i in open_]
+    want = [n * b / sum(base) for b in base]
+    if all(math.ceil(w) <= sizes[i] for w, i in zip(want, open_, strict=True)):
+        # no stratum capped: the plain formula, rounded by largest remainder
+        assert all(math.floor(w) <= got[i] <= math.ceil(w)
+                   for w, i in zip(want, open_, strict=True))
+
+
+@pytest.mark.parametrize("method", ["stratified", "random"])
+def test_srs_designs_monte_carlo(method):
+    log, _ = _log(n_queries=40)
+    reps, n = 300, 9
+    hits: dict[str, int] = {}
+    stated: dict[str, float] = {}
+    for seed in range(reps):
+        for q, p in sef.sample_queries(log, n, method, seed=seed).frame.select(
+                "query", "inclusion_probability").iter_rows():
+            hits[q] = hits.get(q, 0) + 1
+            stated[q] = p
+    for q, p in stated.items():
+        se = math.sqrt(max(p * (1 - p), 1e-12) / reps)
+        assert abs(hits[q] / reps - p) < 5 * se + 1e-9, (q, hits[q] / reps, p)
