@@ -110,6 +110,14 @@ _LAZY: dict[str, str] = {
     "judge": "evalset.judges",
     "judge_agreement": "evalset.judges",
     "fill_holes": "evalset.judges",
+    # the test queries (issue 34): sampled from a log, generated, audited, weighted
+    "sample_queries": "evalset.queryset",
+    "QuerySample": "evalset.queryset",
+    "generate_queries": "evalset.queryset",
+    "GeneratedQueries": "evalset.queryset",
+    "audit_queries": "evalset.queryset",
+    "weighted_summary": "core.weights",
+    "weighted_compare": "analysis.weighted",
     # JupyterLab: one display setup, optional extras, the default label journal
     "notebook_setup": "notebook",
     "MissingDependencyError": "optional",

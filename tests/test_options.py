@@ -103,6 +103,28 @@ def _cases():
     for opt, bad in [("relevance_level", -1), ("relevance_level", 1.5), ("depth", 0),
                      ("scale", (3, 0)), ("scale", 3)]:
         cases.append(("check", chk, opt, bad))
+    # the test queries (issue #34)
+    log = pl.DataFrame({"query": ["a", "a", "b", "c"]})
+    sq = lambda **kw: sef.sample_queries(log, **{"n": 1, **kw})  # noqa: E731
+    for opt, bad in [("n", 0), ("n", 1.5), ("method", "pps"), ("seed", -1),
+                     ("allocation", "optimal"), ("cuts", (0.8, 0.5)), ("cuts", 0.5),
+                     ("normalize", "yes"), ("columns", {"text": "query"})]:
+        cases.append(("sample_queries", sq, opt, bad))
+    aq = lambda **kw: sef.audit_queries({"q1": "a b"}, **kw)  # noqa: E731
+    for opt, bad in [("near_duplicate", 0.0), ("copy_run", 0), ("copy_ratio", 1.5),
+                     ("max_words", 0), ("min_per_stratum", -1), ("alpha", 1.0),
+                     ("log_unit", "row"), ("normalize", 1)]:
+        cases.append(("audit_queries", aq, opt, bad))
+    gq = lambda **kw: sef.generate_queries({"d1": "text"}, lambda p: "q", **kw)  # noqa: E731
+    for opt, bad in [("per_doc", 0), ("n_docs", 0), ("seed", -1), ("relevance", 0),
+                     ("max_chars", 10), ("dry_run", "yes"), ("prompt", "no placeholder")]:
+        cases.append(("generate_queries", gq, opt, bad))
+    wpq = pl.DataFrame({"run": "a", "query_id": ["1"], "measure": "P@1", "value": [1.0]})
+    ws = lambda **kw: sef.weighted_summary(wpq, {"1": 1.0}, **kw)  # noqa: E731
+    for opt, bad in [("ci", 1.0), ("n_resamples", 10), ("seed", -1)]:
+        cases.append(("weighted_summary", ws, opt, bad))
+    wc = lambda **kw: sef.weighted_compare(wpq, {"1": 1.0}, **kw)  # noqa: E731
+    cases.append(("weighted_compare", wc, "ci", 0.0))
     return cases
 
 

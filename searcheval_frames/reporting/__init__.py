@@ -21,6 +21,7 @@ from .build import DEFAULT_MEASURES, ReportData, build
 from .document import Report
 from .judges import add_judge_sections
 from .latency import add_latency_sections
+from .weighted import add_weighted_sections
 
 __all__ = ["DEFAULT_MEASURES", "Report", "ReportData", "report"]
 
@@ -56,6 +57,7 @@ def report(
     judge_agreement: Any = None,
     columns: Mapping[str, str] | None = None,
     latency: Any = None,
+    weights: Any = None,
 ) -> Report:
     """Turn runs and qrels into a before/after report a team can read.
 
@@ -137,6 +139,10 @@ def report(
         ``*.latency.tsv`` files ``searcheval retrieve`` writes) for a "Latency" section
         and a quality-against-latency figure; runs made by ``sef.retrieve`` carry
         theirs, so this is only needed for runs read from files.
+    weights
+        The test queries' traffic weights (a :func:`~searcheval_frames.sample_queries`
+        result, a frame ``query_id, weight`` or a column of ``queries``): adds "Average
+        query vs average search" (:mod:`searcheval_frames.reporting.weighted`).
 
     Returns
     -------
@@ -166,5 +172,6 @@ def report(
     )
     add_judge_sections(data, runs, qrels, judge_agreement, relevance_level, figures)
     add_latency_sections(data, runs, latency, figures)
+    add_weighted_sections(data, weights, queries=queries, ci=ci, seed=seed)
     return Report(data, input_kind(runs))
 

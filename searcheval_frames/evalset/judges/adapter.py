@@ -161,11 +161,17 @@ class OpenAICompatible:
 
     def ask(self, query: str, passage: str) -> tuple[int, str]:
         """Grade one pair: ``(grade, answer text)``; raises :class:`JudgeAnswerError`."""
+        return self.chat(self.template.messages(query, passage),
+                         lambda answer: (parse_grade(answer, self.grades), answer))
+
+    def chat(self, messages: list[dict[str, str]], parse: Any = None) -> Any:
+        """One chat completion with the retries of :meth:`ask`: ``parse(answer)`` (default:
+        the answer text) is returned; a :class:`JudgeAnswerError` from ``parse`` is retried
+        like a transport error (so are 429 / 5xx and answers that are not completions)."""
         client = self._http()  # first: says how to install httpx when it is missing
         import httpx
 
-        body = {"model": self.model, "messages": self.template.messages(query, passage),
-                **self.params}
+        body = {"model": self.model, "messages": messages, **self.params}
         last = ""
         status: int | None = None
         retry_after: str | None = None
@@ -193,11 +199,11 @@ class OpenAICompatible:
                 last = f"not a chat completion: {r.text[:200]}"
                 continue
             try:
-                return parse_grade(answer, self.grades), answer
+                return answer if parse is None else parse(answer)
             except JudgeAnswerError as exc:
                 last = str(exc)
         raise JudgeAnswerError(
-            f"no grade after {self.retries + 1} attempt(s); last: {last}", answer=last,
+            f"no usable answer after {self.retries + 1} attempt(s); last: {last}", answer=last,
             status=status,
         )
 

@@ -157,7 +157,7 @@ def _dry_run(j: Any, todo: pl.DataFrame, cached: int, prices: Any) -> DryRun:
     else:
         texts = [f"{q} {t}" for q, t in todo.select("query", "text").iter_rows()]
     n_in, how = _count_tokens(texts)
-    n_out = _OUT_TOKENS * todo.height
+    n_out = int(getattr(j, "output_tokens", _OUT_TOKENS)) * todo.height  # per answer
     cost = None
     if prices is not None:
         table = prices.get(getattr(j, "model", ""), prices) if isinstance(prices, dict) else None

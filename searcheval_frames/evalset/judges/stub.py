@@ -63,6 +63,10 @@ class StubServer:
     crash_after
         After this many requests, drop every connection (a dead server) until
         :meth:`StubServer.recover`.
+    writer
+        ``writer(user message) -> answer`` for requests that are not the judge prompt
+        (e.g. :func:`~searcheval_frames.generate_queries`' prompts); without one they get
+        HTTP 400.
 
     Examples
     --------
@@ -84,6 +88,7 @@ class StubServer:
         always_malformed: Iterable[str] = (),
         delay: float = 0.0,
         crash_after: int | None = None,
+        writer: Callable[[str], str] | None = None,
     ) -> None:
         self.grader = grader or overlap_grade
         t = load_prompt(prompt)
@@ -96,6 +101,7 @@ class StubServer:
         self.always_malformed = tuple(always_malformed)
         self.delay = delay
         self.crash_after = crash_after
+        self.writer = writer
         self.requests = 0
         #: answers with a grade given, per (query, passage)
         self.answers: Counter[tuple[str, str]] = Counter()
@@ -124,6 +130,8 @@ class StubServer:
             return 500, None, False
         user = next((m["content"] for m in reversed(messages) if m.get("role") == "user"), "")
         m = self._pattern.match(user)
+        if m is None and self.writer is not None:  # not a grading request: write an answer
+            return 200, str(self.writer(user)), False
         if m is None:
             return 400, None, False
         q, p = m.group("query"), m.group("passage")
