@@ -142,3 +142,16 @@ def test_the_latency_files_of_searcheval_retrieve_feed_a_report_of_run_files(tmp
     assert proc.returncode == 0, proc.stderr
     cli_md = (tmp_path / "rep" / "report.md").read_text(encoding="utf-8")
     assert all(row in cli_md for row in rows.values())
+
+
+def test_a_list_of_results_is_a_run_wherever_a_run_is(results) -> None:
+    """sef.report / evaluate / compare take [r1, r2] as they take r1 + r2 (a list of
+    RetrieveResults failed in the frames layer before)."""
+    before, after = results
+    as_list = _report([before, after], figures=False)
+    added = _report(before + after, figures=False)
+    assert as_list.verdicts == added.verdicts
+    assert _section(as_list).markdown == _section(added).markdown
+    got = sef.evaluate([before, after], QRELS, ["nDCG@10", "P@5"])
+    want = sef.evaluate(before + after, QRELS, ["nDCG@10", "P@5"])
+    assert got.sort("run", "measure").equals(want.sort("run", "measure"))

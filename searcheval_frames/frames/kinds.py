@@ -40,12 +40,22 @@ def is_path(obj: Any) -> bool:
     )
 
 
+def run_likes(obj: Any) -> bool:
+    """Whether ``obj`` is a non-empty list or tuple of run-like results (objects with a
+    ``__sef_run__()`` method, as :func:`~searcheval_frames.retrieve` returns)."""
+    return isinstance(obj, list | tuple) and bool(obj) and all(
+        callable(getattr(type(o), "__sef_run__", None)) for o in obj
+    )
+
+
 def input_kind(obj: Any) -> Kind:
     """Return the :class:`Kind` of a user input (a dict of frames takes its values' kind)."""
     if isinstance(obj, pl.LazyFrame):
         return Kind("polars-lazy")
     if isinstance(obj, pl.DataFrame) or is_path(obj):  # file paths are read with polars
         return Kind("polars")
+    if run_likes(obj):  # a list of run-like results: the first one's kind
+        return input_kind(obj[0])
     run_kind = getattr(obj, "__sef_kind__", None)  # a run-like result (sef.retrieve's)
     if isinstance(run_kind, Kind):
         return run_kind
@@ -96,6 +106,8 @@ def to_polars(obj: Any, arg: str) -> pl.DataFrame:
         return collect(obj, arg)
     if callable(getattr(type(obj), "__sef_run__", None)):
         return obj.__sef_run__()  # a run-like result (sef.retrieve's RetrieveResult)
+    if run_likes(obj):  # several results of sef.retrieve: one long run frame
+        return pl.concat([o.__sef_run__() for o in obj], how="vertical_relaxed")
     mod = type(obj).__module__.split(".")[0]
     if mod == "pandas":
         import pandas as pd
