@@ -110,6 +110,16 @@ _LAZY: dict[str, str] = {
     "judge": "evalset.judges",
     "judge_agreement": "evalset.judges",
     "fill_holes": "evalset.judges",
+    # comparisons with structure: replicates (seeds), datasets, variance (issue #35)
+    "compare_replicates": "analysis.structured",
+    "compare_datasets": "analysis.structured",
+    "leaderboard_datasets": "analysis.structured",
+    "evaluate_datasets": "analysis.structured",
+    "variance_components": "analysis.structured",
+    "StructuredComparison": "analysis.structured",
+    "DatasetComparison": "analysis.structured",
+    "DatasetLeaderboard": "analysis.structured",
+    "VarianceComponents": "analysis.structured",
     # JupyterLab: one display setup, optional extras, the default label journal
     "notebook_setup": "notebook",
     "MissingDependencyError": "optional",
