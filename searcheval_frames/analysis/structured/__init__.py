@@ -14,6 +14,7 @@ from .datasets import compare_datasets
 from .inputs import evaluate_datasets
 from .ranking import leaderboard_datasets
 from .replicates import compare_replicates
+from .variance import variance_components
 from .result import (
     DatasetComparison,
     DatasetLeaderboard,
@@ -23,4 +24,4 @@ from .result import (
 
 __all__ = ["DatasetComparison", "DatasetLeaderboard", "StructuredComparison",
            "VarianceComponents", "compare_datasets", "compare_replicates", "evaluate_datasets",
-           "leaderboard_datasets"]
+           "leaderboard_datasets", "variance_components"]
