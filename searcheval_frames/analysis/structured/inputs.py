@@ -78,7 +78,10 @@ def structured_values(runs: Any, qrels: Any, measures: Any, *, per_query: Any = 
             raise InvalidOptionError(
                 f"{func}: per-query values given with runs/qrels; pass one of them, e.g. "
                 f"{func}(per_query=pq, baseline='bm25', ...)")
-        return _checked_per_query(_frame(per_query, "per_query", func), extras, func)
+        declared = {c: f"{o}={c!r}" for o, c in (("replicate", replicate),
+                                                  ("dataset", dataset)) if c is not None}
+        return _checked_per_query(_frame(per_query, "per_query", func), extras, func,
+                                  declared)
     if runs is None or qrels is None:
         raise InvalidOptionError(
             f"{func}(runs=..., qrels=...): needs runs and qrels (or per_query=); got "
@@ -107,13 +110,16 @@ def structured_values(runs: Any, qrels: Any, measures: Any, *, per_query: Any = 
     return pl.concat(parts).select("run", *extras, "query_id", "measure", "value")
 
 
-def _checked_per_query(df: pl.DataFrame, extras: list[str], func: str) -> pl.DataFrame:
+def _checked_per_query(df: pl.DataFrame, extras: list[str], func: str,
+                       declared: dict[str, str]) -> pl.DataFrame:
     missing = [c for c in (*_PQ, *extras) if c not in df.columns]
     if missing:
+        how = "; ".join(f"{declared[c]} names a column it lacks" for c in missing
+                        if c in declared)
         raise MissingColumnError(
             f"{func}(per_query=...): no column {', '.join(map(repr, missing))} (columns: "
-            f"{', '.join(df.columns)}); the per-query frame needs run, query_id, measure, "
-            "value and the declared extra columns")
+            f"{', '.join(df.columns)}){'; ' + how if how else ''}. The per-query frame needs "
+            "run, query_id, measure, value and the declared extra columns")
     keys = ["run", *extras, "query_id", "measure"]
     df = df.select(*(pl.col(c).cast(pl.String) for c in keys),
                    pl.col("value").cast(pl.Float64, strict=False))
