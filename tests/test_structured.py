@@ -52,25 +52,29 @@ def test_mixed_model_equals_statsmodels_called_directly() -> None:
         res = sef.compare_replicates(per_query=pq, baseline="bm25", replicate="seed")
         df = pair.to_pandas()
         df["rs"] = df["run"] + ":" + df["seed"]
+        df["qs"] = df["run"] + ":" + df["query_id"]
         df["g"] = 1
         direct = smf.mixedlm("value ~ C(run, Treatment(reference='bm25'))", df, groups="g",
                              re_formula="0", vc_formula={"q": "0 + C(query_id)",
+                                                         "qs": "0 + C(qs)",
                                                          "rs": "0 + C(rs)"}).fit(reml=True)
     row = res.to_polars().filter(pl.col("run") == "dense").row(0, named=True)
     beta = direct.fe_params["C(run, Treatment(reference='bm25'))[T.dense]"]
     se = direct.bse_fe["C(run, Treatment(reference='bm25'))[T.dense]"]
     assert row["delta"] == pytest.approx(beta, abs=1e-6)
-    # the interval: t on (3 - 1) + (3 - 1) = 4 degrees of freedom at the Holm-matched level
+    assert row["se"] == pytest.approx(se, abs=1e-6)
     from scipy import stats
 
-    p = 2 * stats.t.sf(abs(beta / se), 4)
-    assert row["p_value"] == pytest.approx(p, abs=1e-6)
-    fit = fit_mixed(pair.with_columns(pl.concat_str(["run", "seed"], separator=":")
-                                      .alias("rs")), fixed="run",
-                    random=["query_id", "rs"], reference="bm25")
+    assert row["df"] >= 1
+    assert row["p_value"] == pytest.approx(2 * stats.t.sf(abs(beta / se), row["df"]), abs=1e-9)
+    fit = fit_mixed(pair.with_columns(pl.concat_str(["run", "seed"], separator=":").alias("rs"),
+                                      pl.concat_str(["run", "query_id"], separator=":")
+                                      .alias("qs")), fixed="run",
+                    random=["query_id", "qs", "rs"], reference="bm25")
     names = list(direct.model.exog_vc.names)
     assert fit.variances["query_id"] == pytest.approx(direct.vcomp[names.index("q")], abs=1e-6)
     assert fit.variances["rs"] == pytest.approx(direct.vcomp[names.index("rs")], abs=1e-6)
+    assert fit.variances["qs"] == pytest.approx(direct.vcomp[names.index("qs")], abs=1e-6)
     assert fit.variances["residual"] == pytest.approx(direct.scale, abs=1e-6)
 
 

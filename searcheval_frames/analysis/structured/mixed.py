@@ -39,7 +39,7 @@ import polars as pl
 
 from ...optional import require
 
-__all__ = ["MixedFit", "fit_mixed", "t_interval"]
+__all__ = ["MixedFit", "fit_mixed", "satterthwaite_df", "t_interval"]
 
 
 class MixedFit(NamedTuple):
@@ -89,7 +89,7 @@ def fit_mixed(frame: pl.DataFrame, *, fixed: str | None, random: Sequence[str],
         model = smf.mixedlm(f"value ~ {rhs}", pd_frame, groups="group_", re_formula="0",
                             vc_formula=vc)
         res = model.fit(reml=True)
-    notes = sorted({str(w.message).splitlines()[0] for w in caught})
+    notes = sorted({_short(str(w.message)) for w in caught} - {""})
     names = list(res.fe_params.index)
     eff, se = {}, {}
     for lv in levels:
@@ -101,6 +101,27 @@ def fit_mixed(frame: pl.DataFrame, *, fixed: str | None, random: Sequence[str],
     variances["residual"] = float(res.scale)
     return MixedFit(float(res.fe_params.iloc[0]), eff, se, variances, bool(res.converged),
                     "; ".join(notes) or None)
+
+
+def _short(message: str) -> str:
+    """statsmodels' optimiser warnings, in a few words ("" for retries that worked)."""
+    if "boundary" in message or "singular" in message:
+        return "a variance component is at 0 (boundary fit)"
+    if "converge" in message and "Retrying" not in message:
+        return "the first optimiser did not converge (statsmodels retried)"
+    return ""
+
+
+def satterthwaite_df(parts: Sequence[tuple[float, float]]) -> float:
+    """Satterthwaite's degrees of freedom of ``Σ c_k MS_k`` from ``(c_k MS_k, df_k)``:
+    ``(Σ c_k MS_k)² / Σ (c_k MS_k)² / df_k`` (Satterthwaite 1946).
+
+    >>> round(satterthwaite_df([(2.0, 4), (1.0, 30)]), 2)
+    8.71
+    """
+    num = sum(v for v, _ in parts) ** 2
+    den = sum(v * v / d for v, d in parts if d > 0)
+    return num / den if den > 0 else math.nan
 
 
 def t_interval(delta: float, se: float, df: float, ci: float) -> tuple[float, float, float]:
