@@ -1,4 +1,4 @@
-"""Linear mixed models with crossed random intercepts, fitted by REML (statsmodels).
+"""Linear mixed models with crossed random intercepts, fitted by REML.
 
 :func:`fit_mixed` fits ``value ~ C(fixed) + (1 | r_1) + ... + (1 | r_k)``: one fixed
 factor (the system, treatment-coded against the baseline) and crossed random
@@ -6,10 +6,12 @@ intercepts, e.g. the replicate model of Ferro & Silvello (2016)::
 
     y_{s,r,q} = μ + β_s + u_q + v_{r:s} + ε,   u_q ~ N(0, σ²_q), v ~ N(0, σ²_rep), ε ~ N(0, σ²)
 
-and the dataset model ``y = μ + β_s + a_d + u_{q:d} + ε``. statsmodels' ``MixedLM``
-fits crossed effects as variance components of one group holding every row
-(``groups`` constant, ``re_formula="0"``, one ``vc_formula`` term per random factor):
-its documented way to fit crossed designs. REML (Patterson & Thompson 1971).
+and the dataset model ``y = μ + β_s + a_d + u_{q:d} + ε``, by REML (Patterson &
+Thompson 1971). The default engine is :mod:`.reml` (numpy: lme4's profiled criterion,
+a Cholesky per step; seconds where statsmodels takes minutes on crossed designs);
+``engine="statsmodels"`` fits the same model with ``MixedLM``, which fits crossed
+effects as variance components of one group holding every row (``groups`` constant,
+``re_formula="0"``, one ``vc_formula`` term per random factor), its documented way.
 
 The interval of ``Δ_s = β_s`` (system minus baseline) is a t interval
 ``Δ̂ ± t_{1−α/2, df} · se(Δ̂)``; the caller chooses ``df`` (the replicate model uses
@@ -60,29 +62,61 @@ def _safe(name: str) -> str:
     return "r_" + "".join(ch if ch.isalnum() else "_" for ch in name)
 
 
+def _levels(frame: pl.DataFrame, fixed: str | None, reference: str | None) -> tuple[str, list[str]]:
+    """The reference level and the other levels of the fixed factor, in frame order."""
+    if not fixed:
+        return "", []
+    levels = list(dict.fromkeys(frame.get_column(fixed).cast(pl.String).to_list()))
+    ref = reference if reference is not None else levels[0]
+    return ref, [lv for lv in levels if lv != ref]
+
+
 def fit_mixed(frame: pl.DataFrame, *, fixed: str | None, random: Sequence[str],
-              reference: str | None = None) -> MixedFit:
+              reference: str | None = None, engine: str = "numpy") -> MixedFit:
     """REML fit of ``value ~ C(fixed) + Σ (1 | random_k)`` on a polars frame.
 
     ``fixed``: the column of the fixed factor (None: intercept only); ``reference``:
     its baseline level (default the first level); ``random``: columns of crossed
     random intercepts (an interaction such as ``replicate:system`` is a column made
-    by the caller). Warnings of the optimiser are caught and kept in ``note``.
+    by the caller). ``engine="numpy"`` (default, :mod:`.reml`) or ``"statsmodels"``
+    (``MixedLM``; its optimiser's warnings are caught and kept in ``note``).
     """
-    smf = require("statsmodels.formula.api", "the mixed model (method='mixed')")
+    if engine == "statsmodels":
+        return _fit_statsmodels(frame, fixed, random, reference)
+    from .reml import reml
+
+    ref, levels = _levels(frame, fixed, reference)
+    y = frame.get_column("value").cast(pl.Float64).to_numpy()
+    cols = [np.ones(y.size)]
+    if fixed:
+        f = frame.get_column(fixed).cast(pl.String)
+        cols += [(f == lv).cast(pl.Float64).to_numpy() for lv in levels]
+    codes = [frame.get_column(c).cast(pl.String).rank("dense").cast(pl.Int64).to_numpy() - 1
+             for c in random]
+    fit = reml(y, np.column_stack(cols), codes)
+    se = np.sqrt(np.diag(fit["cov_beta"]))
+    variances = dict(zip([*random, "residual"], fit["variances"], strict=True))
+    at_zero = [c for c, t in zip(random, fit["theta"], strict=True) if t < 1e-6]
+    note = f"variance at 0 (boundary): {', '.join(at_zero)}" if at_zero else None
+    return MixedFit(float(fit["beta"][0]),
+                    {lv: float(fit["beta"][i + 1]) for i, lv in enumerate(levels)},
+                    {lv: float(se[i + 1]) for i, lv in enumerate(levels)}, variances,
+                    fit["converged"], note)
+
+
+def _fit_statsmodels(frame: pl.DataFrame, fixed: str | None, random: Sequence[str],
+                     reference: str | None) -> MixedFit:
+    smf = require("statsmodels.formula.api", "the mixed model (engine='statsmodels')")
     pd_frame = frame.select("value", *([fixed] if fixed else []), *random).to_pandas()
     rename = {c: _safe(c) for c in random}
     rename.update({fixed: "fixed_"} if fixed else {})
     pd_frame = pd_frame.rename(columns=rename)
     pd_frame["group_"] = 1
-    levels: list[str] = []
+    ref, levels = _levels(frame, fixed, reference)
     rhs = "1"
     if fixed:
-        levels = list(dict.fromkeys(frame.get_column(fixed).cast(pl.String).to_list()))
-        ref = reference if reference is not None else levels[0]
         pd_frame["fixed_"] = pd_frame["fixed_"].astype(str)
         rhs = f"C(fixed_, Treatment(reference={ref!r}))"
-        levels = [lv for lv in levels if lv != ref]
     vc = {rename[c]: f"0 + C({rename[c]})" for c in random}
     with warnings.catch_warnings(record=True) as caught:
         warnings.simplefilter("always")
