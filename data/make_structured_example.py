@@ -42,8 +42,7 @@ HERE = Path(__file__).resolve().parent
 OUT = HERE / "structured"
 DEPTH = 10
 SEEDS = (0, 1, 2)
-STOP = frozenset("a an and are as at be by can do does for from how i in is it my of on or "
-                 "the to what when where which why with you your".split())
+STOP = frozenset(["a", "an", "and", "are", "as", "at", "be", "by", "can", "do", "does", "for", "from", "how", "i", "in", "is", "it", "my", "of", "on", "or", "the", "to", "what", "when", "where", "which", "why", "with", "you", "your"])
 
 
 def tokens(text: str) -> list[str]:

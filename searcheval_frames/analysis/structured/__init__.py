@@ -14,13 +14,13 @@ from .datasets import compare_datasets
 from .inputs import evaluate_datasets
 from .ranking import leaderboard_datasets
 from .replicates import compare_replicates
-from .variance import variance_components
 from .result import (
     DatasetComparison,
     DatasetLeaderboard,
     StructuredComparison,
     VarianceComponents,
 )
+from .variance import variance_components
 
 __all__ = ["DatasetComparison", "DatasetLeaderboard", "StructuredComparison",
            "VarianceComponents", "compare_datasets", "compare_replicates", "evaluate_datasets",

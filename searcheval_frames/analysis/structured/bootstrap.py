@@ -29,8 +29,14 @@ import math
 
 import numpy as np
 
-__all__ = ["bootstrap_p", "counts", "dataset_means", "percentile_interval", "sd_or_nan",
-           "replicate_deltas"]
+__all__ = [
+    "bootstrap_p",
+    "counts",
+    "dataset_means",
+    "percentile_interval",
+    "replicate_deltas",
+    "sd_or_nan",
+]
 
 _CELLS = 2_000_000  # sample x cell elements per batch
 

@@ -89,7 +89,8 @@ def _aggregate_rows(pq: pl.DataFrame, dataset: str, names: list[str], baseline: 
                     seed: int | None) -> pl.DataFrame:
     """Per (run, measure): the aggregate, its two-stage bootstrap interval, Δ vs the
     baseline with its interval, p-value (Holm over the family) and verdict."""
-    rows, samples = [], []
+    rows: list[dict[str, Any]] = []
+    samples: list[np.ndarray | None] = []
     b = names.index(baseline)
     sign = 1.0 if higher_is_better(how) else -1.0
     for (measure,), sub in pq.group_by("measure", maintain_order=True):
@@ -106,12 +107,12 @@ def _aggregate_rows(pq: pl.DataFrame, dataset: str, names: list[str], baseline: 
                    "delta": float(obs[j] - obs[b])}
             rows.append(row)
             samples.append(boot[:, j] - boot[:, b] if j != b else None)
-    tested = [i for i, s in enumerate(samples) if s is not None]
-    p = np.array([float(bootstrap_p(sign * samples[i])) for i in tested])
+    tested = {i: s for i, s in enumerate(samples) if s is not None}
+    p = np.array([float(bootstrap_p(sign * s)) for s in tested.values()])
     adj = _st.adjust_pvalues(p, correction)
     levels = interval_alphas(p, 1.0 - ci, correction)
-    for i, raw, pa, lv in zip(tested, p, adj, levels, strict=True):
-        lo_d, hi_d = percentile_interval(samples[i], 1.0 - float(lv))
+    for (i, smp), raw, pa, lv in zip(tested.items(), p, adj, levels, strict=True):
+        lo_d, hi_d = percentile_interval(smp, 1.0 - float(lv))
         r = rows[i]
         d = sign * r["delta"]
         s_lo, s_hi = sorted((sign * float(lo_d), sign * float(hi_d)))
@@ -125,7 +126,7 @@ def _aggregate_rows(pq: pl.DataFrame, dataset: str, names: list[str], baseline: 
 def _mixed_rows(pq: pl.DataFrame, dataset: str, names: list[str], baseline: str, *,
                 alpha: float, ci: float, correction: str) -> pl.DataFrame:
     """Δ per run from ``value ~ system + (1 | dataset) + (1 | query:dataset)``."""
-    rows = []
+    rows: list[dict[str, Any]] = []
     for (measure,), sub in pq.group_by("measure", maintain_order=True):
         frame = sub.with_columns(pl.concat_str([dataset, "query_id"], separator=":")
                                  .alias("query_dataset"))
@@ -241,7 +242,7 @@ def compare_datasets(
     kind = input_kind(per_query if per_query is not None else runs)
     pq, names = load_datasets("compare_datasets", runs, qrels, measures, per_query, dataset,
                               missing, baseline, evaluate_options)
-    opts = {"alpha": alpha, "ci": ci, "correction": correction}
+    opts: dict[str, Any] = {"alpha": alpha, "ci": ci, "correction": correction}
     tables = {"frame": per_dataset_rows(pq, dataset, names, baseline, **opts),
               "aggregate": _aggregate_rows(pq, dataset, names, baseline, how=aggregate,
                                            n_resamples=n_resamples, seed=seed, **opts)}

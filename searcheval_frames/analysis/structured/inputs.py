@@ -29,6 +29,7 @@ from typing import Any
 import polars as pl
 
 from ...core.evaluate import evaluate
+from ...core.results import summarize
 from ...errors import (
     DuplicateRowsError,
     EmptyInputError,
@@ -38,7 +39,6 @@ from ...errors import (
     MissingColumnError,
     format_rows,
 )
-from ...core.results import summarize
 from ...frames import Kind, input_kind, is_path, to_native, to_polars
 
 __all__ = ["complete_grid", "evaluate_datasets", "structured_values"]

@@ -85,7 +85,7 @@ def fit_mixed(frame: pl.DataFrame, *, fixed: str | None, random: Sequence[str],
         return _fit_statsmodels(frame, fixed, random, reference)
     from .reml import reml
 
-    ref, levels = _levels(frame, fixed, reference)
+    _, levels = _levels(frame, fixed, reference)
     y = frame.get_column("value").cast(pl.Float64).to_numpy()
     cols = [np.ones(y.size)]
     if fixed:

@@ -88,14 +88,15 @@ def _matrix(sub: pl.DataFrame, run: str, replicate: str) -> tuple[np.ndarray, li
 
 
 def _mixed(sub: pl.DataFrame, run: str, base: str, replicate: str,
-           reps: tuple[int, int]) -> tuple[float, float, float, dict]:
+           reps: tuple[int, int], engine: str) -> tuple[float, float, float, dict]:
     """Δ, its standard error, Satterthwaite's degrees of freedom and the variance
     components of ``value ~ system + (1|query) + (1|query:system) + (1|replicate:system)``."""
     frame = sub.filter(pl.col("run").is_in([run, base])).with_columns(
         pl.concat_str(["run", replicate], separator=":").alias("replicate_system"),
         pl.concat_str(["run", "query_id"], separator=":").alias("query_system"))
     fit = fit_mixed(frame, fixed="run", random=["query_id", "query_system",
-                                                "replicate_system"], reference=base)
+                                                "replicate_system"], reference=base,
+                    engine=engine)
     v = fit.variances
     n_q = frame["query_id"].n_unique()
     r_mean = (reps[0] + reps[1]) / 2.0
@@ -108,7 +109,7 @@ def _mixed(sub: pl.DataFrame, run: str, base: str, replicate: str,
 
 
 def _row(sub: pl.DataFrame, run: str, base: str, replicate: str, method: str,
-         rng: np.random.Generator, n_resamples: int, ci: float) -> dict[str, Any]:
+         rng: np.random.Generator, n_resamples: int, engine: str) -> dict[str, Any]:
     """Everything of one (run, baseline) on one measure before the correction."""
     V, reps = _matrix(sub, run, replicate)
     W, base_reps = _matrix(sub, base, replicate)
@@ -133,7 +134,7 @@ def _row(sub: pl.DataFrame, run: str, base: str, replicate: str, method: str,
         row["reason"] = "no spread"
     elif method == "mixed":
         row["delta"], row["se"], row["df"], var = _mixed(sub, run, base, replicate,
-                                                         (V.shape[0], W.shape[0]))
+                                                         (V.shape[0], W.shape[0]), engine)
         row["note"] = var.pop("note")
         row.update({f"var_{k}": v for k, v in var.items()})
     else:
@@ -225,6 +226,7 @@ def compare_replicates(
     n_resamples: int = 10_000,
     seed: int | None = 0,
     missing: str = "zero",
+    engine: str = "numpy",
     **evaluate_options: Any,
 ) -> StructuredComparison:
     """Compare each system with the baseline when every system has several replicates.
@@ -253,6 +255,9 @@ def compare_replicates(
         Bootstrap samples and the seed (each (run, measure) draws its own stream).
     missing
         ``"zero"`` / ``"skip"`` / ``"error"`` for a query one replicate lacks.
+    engine
+        The mixed model's fitter: ``"numpy"`` (default, :mod:`.reml`) or
+        ``"statsmodels"`` (``MixedLM``; slower, same model).
     **evaluate_options
         Passed to :func:`~searcheval_frames.evaluate` (``relevance_level=2`` ...).
 
@@ -291,6 +296,8 @@ def compare_replicates(
     check_int("compare_replicates", "n_resamples", n_resamples, minimum=1,
               example="n_resamples=10000")
     check_choice("compare_replicates", "missing", missing, ("zero", "skip", "error"))
+    check_choice("compare_replicates", "engine", engine, ("numpy", "statsmodels"),
+                 example="engine='statsmodels'")
     correction = _st.canonical_correction(correction, "compare_replicates")
     kind = input_kind(per_query if per_query is not None else runs)
     pq = structured_values(runs, qrels, measures, per_query=per_query, replicate=replicate,
@@ -309,7 +316,7 @@ def compare_replicates(
     for (measure,), sub in pq.group_by("measure", maintain_order=True):
         for run in (r for r in names if r != baseline):
             rng = _st.pair_rng(seed, run, baseline, str(measure))
-            row = _row(sub, run, baseline, replicate, method, rng, n_resamples, ci)
+            row = _row(sub, run, baseline, replicate, method, rng, n_resamples, engine)
             rows.append({**row, "measure": str(measure)})
     _infer(rows, method, alpha, ci, correction)
     for r in rows:

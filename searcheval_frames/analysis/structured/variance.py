@@ -54,12 +54,12 @@ def _cube(sub: pl.DataFrame, cols: list[str]) -> tuple[np.ndarray, list[int]]:
     """The values as an array ``L_1 x ... x L_k x n`` (balanced, complete)."""
     levels = [sorted(sub[c].unique().to_list()) for c in cols]
     sizes = [len(lv) for lv in levels]
-    counts = sub.group_by(cols).len()
-    n = int(counts["len"].max())
-    if counts.height != math.prod(sizes) or int(counts["len"].min()) != n:
+    counts = sub.group_by(cols).len()["len"].to_numpy()
+    n = int(counts.max())
+    if counts.size != math.prod(sizes) or int(counts.min()) != n:
         raise InsufficientDataError(
             f"variance_components(factors={cols}): the design is not complete and balanced "
-            f"({counts.height} of {math.prod(sizes)} cells present, {counts['len'].min()}–{n} "
+            f"({counts.size} of {math.prod(sizes)} cells present, {int(counts.min())}–{n} "
             "values per cell); use method='reml', or complete the runs (missing='zero')")
     idx = [sub[c].replace_strict({v: i for i, v in enumerate(lv)}, return_dtype=pl.Int64)
            .to_numpy() for c, lv in zip(cols, levels, strict=True)]
@@ -80,13 +80,13 @@ def anova_table(Y: np.ndarray, names: Sequence[str]) -> list[dict[str, Any]]:
         terms = terms[:-1]  # the highest interaction is the residual
     grand = Y.mean()
     total = float(((Y - grand) ** 2).sum())
-    rows = []
+    rows: list[dict[str, Any]] = []
     for S in terms:
         e = np.zeros(Y.shape)
-        for r in range(len(S) + 1):
-            for T in itertools.combinations(S, r):
+        for m in range(len(S) + 1):
+            for T in itertools.combinations(S, m):
                 keep = tuple(a for a in axes_all if a not in T)
-                e = e + (-1) ** (len(S) - r) * Y.mean(axis=keep, keepdims=True)
+                e = e + (-1) ** (len(S) - m) * Y.mean(axis=keep, keepdims=True)
         ss = float((e ** 2).sum())
         rows.append({"term": ":".join(names[i] for i in S), "set": S,
                      "df": float(math.prod(sizes[i] - 1 for i in S)), "ss": ss})
@@ -123,7 +123,7 @@ def _reml(sub: pl.DataFrame, cols: list[str], names: list[str]) -> dict[str, flo
     """REML variance components of the crossed terms (the highest interaction only
     when the cells have replicates)."""
     terms = [S for r in range(1, len(cols) + 1) for S in itertools.combinations(cols, r)]
-    n = int(sub.group_by(cols).len()["len"].max())
+    n = int(sub.group_by(cols).len()["len"].to_numpy().max())
     if n == 1:
         terms = terms[:-1]
     frame = sub.with_columns(*(pl.concat_str(list(S), separator="|").alias(f"t{i}")
