@@ -120,6 +120,12 @@ _LAZY: dict[str, str] = {
     "DatasetComparison": "analysis.structured",
     "DatasetLeaderboard": "analysis.structured",
     "VarianceComponents": "analysis.structured",
+    "replicate_strip": "figures.structured",
+    "dataset_forest": "figures.structured",
+    "variance_plot": "figures.structured",
+    "ReplicateStripDisplay": "figures.structured",
+    "DatasetForestDisplay": "figures.structured",
+    "VarianceComponentsDisplay": "figures.structured",
     # JupyterLab: one display setup, optional extras, the default label journal
     "notebook_setup": "notebook",
     "MissingDependencyError": "optional",

@@ -151,6 +151,37 @@ def _slice_forest(d: Data) -> Any:
                                         by="bucket", ci_method="t", min_queries=2))
 
 
+def _replicates(d: Data) -> Any:
+    import warnings
+
+    rng = np.random.default_rng(6)
+    base = d.per_query.filter(pl.col("measure") == d.measures[0])
+    pq = pl.concat([base.with_columns(pl.lit(str(r)).alias("seed"),
+                                      pl.col("value") + rng.normal(0, 0.02, base.height))
+                    for r in range(3)])
+    with warnings.catch_warnings():  # (few queries: some rows cannot be tested)
+        warnings.simplefilter("ignore")
+        return sef.compare_replicates(per_query=pq, baseline=d.runs[0], replicate="seed",
+                                      method="bootstrap", n_resamples=50)
+
+
+def _datasets(d: Data) -> Any:
+    import warnings
+
+    qs = {q: f"set {i % 3}" for i, q in enumerate(d.queries)}
+    pq = d.two().with_columns(pl.col("query_id").replace_strict(qs).alias("collection"))
+    with warnings.catch_warnings():  # (three datasets: the rough-interval warning)
+        warnings.simplefilter("ignore")
+        return sef.compare_datasets(per_query=pq, baseline=d.runs[0], dataset="collection",
+                                    n_resamples=50, mixed=False)
+
+
+def _variance(d: Data) -> Any:
+    return sef.variance_plot(sef.variance_components(
+        per_query=d.per_query.filter(pl.col("measure") == d.measures[0]),
+        factors=["query", "system"]))
+
+
 CASES: list[FigureCase] = [
     FigureCase("bars_evaluate", lambda d: sef.benchmark_bars(d.summary)),
     FigureCase("bars_compare", lambda d: sef.benchmark_bars(d.comparison)),
@@ -165,6 +196,9 @@ CASES: list[FigureCase] = [
     FigureCase("leaderboard", lambda d: sef.leaderboard_plot(sef.leaderboard(
         d.per_query, measure=d.measures[0], test="tukey_hsd", n_resamples=200, seed=0))),
     FigureCase("slice_forest", _slice_forest),
+    FigureCase("replicate_strip", lambda d: sef.replicate_strip(_replicates(d))),
+    FigureCase("dataset_forest", lambda d: sef.dataset_forest(_datasets(d))),
+    FigureCase("variance_components", _variance),
 ]
 
 _DESIGN = ["00000", "11111", "00111", "11001", "01010", "10100"]  # pairwise covering
