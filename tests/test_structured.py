@@ -266,7 +266,7 @@ def test_one_lucky_seed_is_not_reliably_better_but_flat_says_so() -> None:
         assert row["seed_min_delta"] < 0 < row["seed_max_delta"]
 
 
-@settings(max_examples=15, deadline=None)
+@settings(max_examples=40, deadline=None)
 @given(st.integers(0, 10_000), st.floats(0.03, 0.3), st.integers(2, 4),
        st.sampled_from(["mixed", "bootstrap"]))
 def test_a_difference_one_seed_reverses_is_never_reliably_better(

@@ -20,6 +20,7 @@ from ..frames import input_kind
 from .build import DEFAULT_MEASURES, ReportData, build
 from .document import Report
 from .judges import add_judge_sections
+from .structured import add_structured_sections, prepare_structured
 
 __all__ = ["DEFAULT_MEASURES", "Report", "ReportData", "report"]
 
@@ -54,6 +55,8 @@ def report(
     by: Any = None,
     judge_agreement: Any = None,
     columns: Mapping[str, str] | None = None,
+    replicate: str | None = None,
+    dataset: str | None = None,
 ) -> Report:
     """Turn runs and qrels into a before/after report a team can read.
 
@@ -130,6 +133,11 @@ def report(
     columns
         Canonical name → your column, for the run frames and the qrels frame, e.g.
         ``{"query_id": "question", "doc_id": "url", "relevance": "grade"}``.
+    replicate, dataset
+        Columns of the runs (``dataset``: and of the qrels) naming each run's seed or
+        repeat and each query's dataset (issue #35): add the "Seeds" and "Datasets"
+        sections (:mod:`~searcheval_frames.reporting.structured`); the main report
+        shows the first replicate and keys queries by ``dataset:query_id``.
 
     Returns
     -------
@@ -149,6 +157,9 @@ def report(
     'P@5: +0.005 (+1.1%), 95% CI [−0.016, +0.026], p=1.00 after Holm — not a reliable change'
     >>> rep.save("report/")  # doctest: +SKIP
     """
+    given = runs
+    runs, qrels, structured = prepare_structured(runs, qrels, replicate=replicate,
+                                                 dataset=dataset)
     data = build(
         runs, qrels, baseline=baseline, run=run, measures=measures, focus=focus,
         queries=queries, docs=docs, depth=depth, k=k, n_examples=n_examples, title=title,
@@ -158,5 +169,6 @@ def report(
         digits=digits, progress=progress, command=command, by=by, columns=columns,
     )
     add_judge_sections(data, runs, qrels, judge_agreement, relevance_level, figures)
-    return Report(data, input_kind(runs))
+    add_structured_sections(data, structured, figures)
+    return Report(data, input_kind(given))
 

@@ -57,12 +57,13 @@ def deviance(theta: np.ndarray, parts: dict[str, Any], full: bool = False) -> An
     lam = np.asarray(theta, dtype=np.float64)[parts["owner"]]
     A = lam[:, None] * parts["ZtZ"] * lam[None, :]
     A[np.diag_indices_from(A)] += 1.0
-    L = linalg.cholesky(A, lower=True)
-    cu = linalg.solve_triangular(L, lam * parts["Zty"], lower=True)
-    CX = linalg.solve_triangular(L, lam[:, None] * parts["ZtX"], lower=True)
+    L = linalg.cholesky(A, lower=True, check_finite=False)
+    rhs = np.column_stack([lam * parts["Zty"], lam[:, None] * parts["ZtX"]])
+    sol = linalg.solve_triangular(L, rhs, lower=True, check_finite=False)
+    cu, CX = sol[:, 0], sol[:, 1:]
     S = parts["XtX"] - CX.T @ CX
-    RX = linalg.cholesky(S, lower=True)
-    cb = linalg.solve_triangular(RX, parts["Xty"] - CX.T @ cu, lower=True)
+    RX = linalg.cholesky(S, lower=True, check_finite=False)
+    cb = linalg.solve_triangular(RX, parts["Xty"] - CX.T @ cu, lower=True, check_finite=False)
     r2 = max(parts["yty"] - cu @ cu - cb @ cb, 1e-300)
     n, p = parts["n"], parts["p"]
     dev = (2.0 * np.log(np.diag(L)).sum() + 2.0 * np.log(np.diag(RX)).sum()
@@ -74,9 +75,27 @@ def deviance(theta: np.ndarray, parts: dict[str, Any], full: bool = False) -> An
     return float(dev), beta, sigma2, sigma2 * linalg.cho_solve((RX, True), np.eye(p))
 
 
+def _one_thread() -> Any:
+    """BLAS on one thread while fitting, when threadpoolctl is there: the matrices are
+    small, and a threaded BLAS on a busy machine made each step 100x slower."""
+    try:
+        from threadpoolctl import threadpool_limits
+    except ImportError:  # pragma: no cover - optional
+        import contextlib
+
+        return contextlib.nullcontext()
+    return threadpool_limits(limits=1, user_api="blas")
+
+
 def reml(y: np.ndarray, X: np.ndarray, codes: Sequence[np.ndarray]) -> dict[str, Any]:
     """Fit by REML: ``beta``, ``cov_beta``, ``variances`` (one per factor of ``codes``,
     then the residual), ``deviance``, ``converged``."""
+    require("scipy.linalg", "the mixed model")  # loaded before the limit applies to it
+    with _one_thread():
+        return _reml(y, X, codes)
+
+
+def _reml(y: np.ndarray, X: np.ndarray, codes: Sequence[np.ndarray]) -> dict[str, Any]:
     optimize = require("scipy.optimize", "the mixed model")
     n = y.size
     Z, owner = _design([np.asarray(c) for c in codes], n)
@@ -87,7 +106,7 @@ def reml(y: np.ndarray, X: np.ndarray, codes: Sequence[np.ndarray]) -> dict[str,
     def run(start: np.ndarray) -> Any:
         return optimize.minimize(deviance, start, args=(parts,), method="L-BFGS-B",
                                  bounds=[(0.0, None)] * k,
-                                 options={"ftol": 1e-13, "gtol": 1e-9})
+                                 options={"ftol": 1e-12, "gtol": 1e-8})
 
     best = run(np.ones(k))
     # the criterion depends on θ² only, so θ_k = 0 is a stationary point that a bounded
