@@ -190,7 +190,7 @@ def variance_components(
     frame = frame.select("measure", *(c for c in frame.columns if c != "measure"))
     text = ("Full factorial ANOVA, variance components from the expected mean squares "
             "(all factors random, negative estimates set to 0)" if method == "anova" else
-            "REML variance components of crossed random intercepts (statsmodels MixedLM)")
+            "REML variance components of crossed random intercepts (numpy REML, as lme4)")
     return VarianceComponents({"frame": frame}, method=text, kind=kind, factors=names)
 
 
