@@ -114,6 +114,7 @@ _LAZY: dict[str, str] = {
     "compare_replicates": "analysis.structured",
     "compare_datasets": "analysis.structured",
     "leaderboard_datasets": "analysis.structured",
+    "leaderboard_replicates": "analysis.structured",
     "evaluate_datasets": "analysis.structured",
     "variance_components": "analysis.structured",
     "StructuredComparison": "analysis.structured",

@@ -415,3 +415,58 @@ def test_few_datasets_warn() -> None:
     with pytest.warns(UserWarning, match="only 2 datasets"):
         sef.compare_datasets(per_query=dataset_values(2), baseline="bm25",
                              dataset="collection", n_resamples=100, mixed=False)
+
+
+def test_leaderboard_replicates_pairs_and_letters() -> None:
+    pq = replicate_values({"a": 0.0, "b": 0.08, "c": 0.09, "d": 0.2}, rng_seed=9)
+    lb = sef.leaderboard_replicates(per_query=pq, measure="nDCG@10", replicate="seed",
+                                    method="bootstrap", n_resamples=500)
+    pairs = lb.to_polars("pairs")
+    assert pairs.height == 6
+    # Holm over the six pairs: the structured p-values, adjusted as one family
+    from statsmodels.stats.multitest import multipletests
+
+    raw = pairs["p_value"].to_numpy()
+    assert pairs["p_adjusted"].to_list() == pytest.approx(list(multipletests(raw, method="holm")[1]))
+    frame = lb.to_polars()
+    assert frame["run"].to_list()[0] == "d"
+    groups = dict(frame.select("run", "group").iter_rows())
+    for a, b, v in pairs.select("run", "baseline", "verdict").iter_rows():
+        assert bool(set(groups[a]) & set(groups[b])) != v.startswith("reliably")
+
+
+def test_figure_data_equal_the_results() -> None:
+    from searcheval_frames.figures.structured import (
+        DatasetForestDisplay,
+        ReplicateStripDisplay,
+        VarianceComponentsDisplay,
+    )
+
+    pq = replicate_values({"a": 0.0, "b": 0.05}, rng_seed=2)
+    res = sef.compare_replicates(per_query=pq, baseline="a", replicate="seed",
+                                 method="bootstrap", n_resamples=200)
+    strip = ReplicateStripDisplay.from_comparison(res)
+    seed_means = pq.group_by("run", "seed").agg(pl.col("value").mean()).sort("run", "seed")
+    assert strip.frame.sort("run", "replicate")["mean"].to_list() == pytest.approx(
+        seed_means["value"].to_list())
+    ds = dataset_values(5)
+    dc = sef.compare_datasets(per_query=ds, baseline="bm25", dataset="collection",
+                              n_resamples=200, mixed=False)
+    forest = DatasetForestDisplay.from_comparison(dc)
+    assert forest.frame["delta"].to_list()[:-2] == dc.to_polars()["delta"].to_list()
+    agg = dc.to_polars("aggregate").filter(pl.col("run") != "bm25")
+    assert forest.frame["delta"].to_list()[-2:] == agg["delta"].to_list()
+    vc = sef.variance_components(per_query=pq, factors=["query", "system", "seed"])
+    bars = VarianceComponentsDisplay.from_components(vc)
+    assert sum(bars.frame["share"]) == pytest.approx(1.0)
+    import matplotlib
+
+    matplotlib.use("Agg")
+    import matplotlib.pyplot as plt
+
+    ax = forest.plot().ax_
+    assert len(forest.points_) == forest.frame.height
+    plt.close(ax.figure)
+    ax = strip.plot().ax_
+    assert len(strip.dots_) == 2 and len(strip.bars_) == 2
+    plt.close(ax.figure)

@@ -12,7 +12,7 @@
 
 from .datasets import compare_datasets
 from .inputs import evaluate_datasets
-from .ranking import leaderboard_datasets
+from .ranking import leaderboard_datasets, leaderboard_replicates
 from .replicates import compare_replicates
 from .result import (
     DatasetComparison,
@@ -24,4 +24,4 @@ from .variance import variance_components
 
 __all__ = ["DatasetComparison", "DatasetLeaderboard", "StructuredComparison",
            "VarianceComponents", "compare_datasets", "compare_replicates", "evaluate_datasets",
-           "leaderboard_datasets", "variance_components"]
+           "leaderboard_datasets", "leaderboard_replicates", "variance_components"]

@@ -26,7 +26,7 @@ from .bootstrap import bootstrap_p, dataset_means, percentile_interval
 from .datasets import check_dataset_options, dataset_matrices, load_datasets
 from .result import DatasetLeaderboard
 
-__all__ = ["leaderboard_datasets"]
+__all__ = ["leaderboard_datasets", "leaderboard_replicates"]
 
 
 def _pairs(boot: np.ndarray, obs: np.ndarray, names: list[str], order: list[int], *,
@@ -135,3 +135,70 @@ def leaderboard_datasets(
             f"alpha = {alpha:g}")
     return DatasetLeaderboard({"frame": frame, "pairs": pairs}, method=text, kind=kind,
                               dataset=dataset, aggregate=aggregate)
+
+
+def leaderboard_replicates(
+    runs: Any = None,
+    qrels: Any = None,
+    measure: str | None = None,
+    *,
+    replicate: str,
+    per_query: Any = None,
+    method: str = "mixed",
+    alpha: float = 0.05,
+    ci: float = 0.95,
+    n_resamples: int = 10_000,
+    seed: int | None = 0,
+    **options: Any,
+) -> DatasetLeaderboard:
+    """Rank runs that have replicates: every pair compared as
+    :func:`~searcheval_frames.compare_replicates` compares them (Holm over all pairs, the
+    seed-reversal guard), tied groups as compact letters.
+
+    Returns a result with ``.frame`` (``run, mean, rank, group`` and each replicate's
+    mean as a column, best first) and ``.pairs`` (the pairwise rows).
+
+    Examples
+    --------
+    >>> import numpy as np, polars as pl, searcheval_frames as sef
+    >>> rng = np.random.default_rng(4)
+    >>> base = rng.uniform(0.2, 0.6, 30)
+    >>> rows = [{"run": s, "seed": str(r), "query_id": f"q{q}", "measure": "P@5",
+    ...          "value": float(base[q] + lift + rng.normal(0, 0.03))}
+    ...         for s, lift in (("a", 0.0), ("b", 0.2), ("c", 0.2)) for r in range(3)
+    ...         for q in range(30)]
+    >>> lb = sef.leaderboard_replicates(per_query=pl.DataFrame(rows), measure="P@5",
+    ...                                 replicate="seed", method="bootstrap", n_resamples=500)
+    >>> lb.to_polars().select("run", "group").rows()
+    [('c', 'a'), ('b', 'a'), ('a', 'b')]
+    """
+    from .replicates import compare_replicates
+
+    res = compare_replicates(runs, qrels, measure, baseline=None, replicate=replicate,
+                             per_query=per_query, pairs="all", method=method, alpha=alpha,
+                             ci=ci, n_resamples=n_resamples, seed=seed, **options)
+    pairs = res.to_polars()
+    reps = res.to_polars("replicates")
+    if reps["measure"].n_unique() != 1:
+        from ...errors import InvalidOptionError
+
+        raise InvalidOptionError(f"leaderboard_replicates(measure={measure!r}): rank by one "
+                                 "measure. Example: measure='nDCG@10'")
+    means = reps.group_by("run", maintain_order=True).agg(pl.col("mean").mean())
+    names = means["run"].to_list()
+    value = means["mean"].to_numpy()
+    order = sorted(range(len(names)), key=lambda j: (-value[j], names[j]))
+    idx = {n: i for i, n in enumerate(names)}
+    sig = np.zeros((len(names), len(names)), dtype=bool)
+    for a, b, v in pairs.select("run", "baseline", "verdict").iter_rows():
+        sig[idx[a], idx[b]] = sig[idx[b], idx[a]] = v.startswith("reliably")
+    groups = letters(order, sig)
+    wide = reps.pivot(on="replicate", index="run", values="mean")
+    frame = pl.DataFrame({"run": [names[j] for j in order],
+                          "mean": [float(value[j]) for j in order],
+                          "rank": list(range(1, len(order) + 1)),
+                          "group": [groups[j] for j in order]}).join(
+        wide, on="run", how="left", maintain_order="left")
+    return DatasetLeaderboard({"frame": frame, "pairs": pairs},
+                              method=res.describe_method() + f" Over all {pairs.height} pairs.",
+                              kind=res.kind, replicate=replicate)

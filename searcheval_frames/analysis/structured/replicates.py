@@ -215,10 +215,11 @@ def compare_replicates(
     qrels: Any = None,
     measures: str | Sequence[str] | None = None,
     *,
-    baseline: str,
+    baseline: str | None,
     replicate: str,
     per_query: Any = None,
     dataset: str | None = None,
+    pairs: str = "baseline",
     method: str = "mixed",
     alpha: float = 0.05,
     ci: float = 0.95,
@@ -238,15 +239,18 @@ def compare_replicates(
         precomputed values through ``per_query=`` (``run, <replicate>, query_id,
         measure, value``).
     baseline
-        The baseline run's name.
+        The baseline run's name (``None`` only with ``pairs="all"``).
     replicate
         The column naming each run's seed or repeat (labels may repeat across runs:
         the model nests them in their run).
     dataset
         Optional column of the runs and qrels naming the query set: queries are then
         the pairs ``(dataset, query_id)``, all in one model.
+    pairs
+        ``"baseline"`` (each run against the baseline) or ``"all"`` (every pair of runs,
+        one family: what :func:`~searcheval_frames.leaderboard_replicates` ranks by).
     method
-        ``"mixed"`` (default; REML linear mixed model, needs statsmodels) or
+        ``"mixed"`` (default; REML linear mixed model) or
         ``"bootstrap"`` (hierarchical: queries, then replicates within system).
     alpha, ci, correction
         Level, interval confidence, correction over the family of runs x measures
@@ -307,16 +311,21 @@ def compare_replicates(
                              .alias("query_id")).drop(dataset)
     pq = complete_grid(pq, ["run", replicate], missing, "compare_replicates")
     names = pq["run"].unique(maintain_order=True).to_list()
-    if baseline not in names:
+    check_choice("compare_replicates", "pairs", pairs, ("baseline", "all"),
+                 example="pairs='all'")
+    if baseline not in names and not (pairs == "all" and baseline is None):
         from ...errors import InvalidOptionError
 
         raise InvalidOptionError(f"compare_replicates(baseline={baseline!r}): no such run; "
                                  f"the runs are {names}. Example: baseline={names[0]!r}")
+    order = ([baseline] if baseline else []) + [n for n in names if n != baseline]
+    todo = ([(r, baseline) for r in order[1:]] if pairs == "baseline" else
+            [(order[j], order[i]) for i in range(len(order)) for j in range(i + 1, len(order))])
     rows = []
     for (measure,), sub in pq.group_by("measure", maintain_order=True):
-        for run in (r for r in names if r != baseline):
-            rng = _st.pair_rng(seed, run, baseline, str(measure))
-            row = _row(sub, run, baseline, replicate, method, rng, n_resamples, engine)
+        for run, base in todo:
+            rng = _st.pair_rng(seed, run, str(base), str(measure))
+            row = _row(sub, run, str(base), replicate, method, rng, n_resamples, engine)
             rows.append({**row, "measure": str(measure)})
     _infer(rows, method, alpha, ci, correction)
     for r in rows:
