@@ -22,7 +22,7 @@ import searcheval_frames as sef
 from searcheval_frames.analysis.structured.aggregate import aggregate
 from searcheval_frames.analysis.structured.bootstrap import dataset_means, replicate_deltas
 from searcheval_frames.analysis.structured.mixed import fit_mixed
-from searcheval_frames.errors import InvalidOptionError, MissingColumnError
+from searcheval_frames.errors import IdMismatchError, InvalidOptionError, MissingColumnError
 
 smf = pytest.importorskip("statsmodels.formula.api")
 sm = pytest.importorskip("statsmodels.api")
@@ -319,6 +319,23 @@ def test_structured_errors_name_the_fix() -> None:
         sef.compare_replicates(per_query=pq, baseline="zzz", replicate="seed")
     with pytest.raises(InvalidOptionError, match="method"):
         sef.compare_replicates(per_query=pq, baseline="a", replicate="seed", method="lmm")
+    from searcheval_frames.errors import UnknownOptionError
+
+    with pytest.raises(UnknownOptionError, match="did you mean method"):
+        sef.compare_replicates(per_query=pq, baseline="a", replicate="seed", methd="mixed")
+    with pytest.raises(UnknownOptionError, match="did you mean aggregate"):
+        sef.compare_datasets(per_query=dataset_values(5), baseline="bm25",
+                             dataset="collection", agregate="borda")
+    with pytest.raises(UnknownOptionError, match="did you mean factors"):
+        sef.variance_components(per_query=pq, factor=["query", "system"])
+    gappy = pq.filter(~((pl.col("run") == "b") & (pl.col("seed") == "1")
+                        & (pl.col("query_id") == "q03")))
+    with pytest.raises(IdMismatchError, match="missing"):
+        sef.compare_replicates(per_query=gappy, baseline="a", replicate="seed",
+                               missing="error")
+    with pytest.warns(UserWarning, match="scores them 0"):
+        sef.compare_replicates(per_query=gappy, baseline="a", replicate="seed",
+                               method="bootstrap", n_resamples=100)
 
 
 # --------------------------------------------------------------------------- datasets

@@ -164,10 +164,10 @@ def check_dataset_options(func: str, *, how: str, alpha: float, ci: float,
 
 def load_datasets(func: str, runs: Any, qrels: Any, measures: Any, per_query: Any,
                   dataset: str, missing: str, baseline: str | None,
-                  options: dict[str, Any]) -> tuple[pl.DataFrame, list[str]]:
+                  options: dict[str, Any], own: Any = None) -> tuple[pl.DataFrame, list[str]]:
     """The complete per-query frame and the run names (baseline first when given)."""
     pq = structured_values(runs, qrels, measures, per_query=per_query, dataset=dataset,
-                           func=func, **options)
+                           func=func, own=own, **options)
     pq = complete_grid(pq, ["run"], missing, func)
     names = pq["run"].unique(maintain_order=True).to_list()
     if baseline is not None and baseline not in names:
@@ -241,7 +241,7 @@ def compare_datasets(
                                        correction=correction)
     kind = input_kind(per_query if per_query is not None else runs)
     pq, names = load_datasets("compare_datasets", runs, qrels, measures, per_query, dataset,
-                              missing, baseline, evaluate_options)
+                              missing, baseline, evaluate_options, own=compare_datasets)
     opts: dict[str, Any] = {"alpha": alpha, "ci": ci, "correction": correction}
     tables = {"frame": per_dataset_rows(pq, dataset, names, baseline, **opts),
               "aggregate": _aggregate_rows(pq, dataset, names, baseline, how=aggregate,

@@ -28,7 +28,7 @@ from typing import Any
 
 import polars as pl
 
-from ...core.evaluate import evaluate
+from ...core.evaluate import check_evaluate_options, evaluate
 from ...core.results import summarize
 from ...errors import (
     DuplicateRowsError,
@@ -69,10 +69,12 @@ def _extras(replicate: str | None, dataset: str | None) -> list[str]:
 
 def structured_values(runs: Any, qrels: Any, measures: Any, *, per_query: Any = None,
                       replicate: str | None = None, dataset: str | None = None,
-                      func: str = "compare", **evaluate_options: Any) -> pl.DataFrame:
+                      func: str = "compare", own: Any = None,
+                      **evaluate_options: Any) -> pl.DataFrame:
     """``run, [dataset], [replicate], query_id, measure, value`` (extra columns as
     strings) from runs + qrels or from ``per_query=`` (see the module doc)."""
     extras = _extras(replicate, dataset)
+    check_evaluate_options(func, evaluate_options, own=own)
     if per_query is not None:
         if runs is not None or qrels is not None:
             raise InvalidOptionError(
@@ -197,8 +199,8 @@ def evaluate_datasets(runs: Any, qrels: Any, measures: Any, *, dataset: str,
     [('run', 'a', 'P@1', 1, 1.0), ('run', 'b', 'P@1', 1, 0.0)]
     """
     kind: Kind = input_kind(runs)
-    pq = structured_values(runs, qrels, measures, dataset=dataset, func="evaluate",
-                           **evaluate_options)
+    pq = structured_values(runs, qrels, measures, dataset=dataset, func="evaluate_datasets",
+                           own=evaluate_datasets, **evaluate_options)
     if per_query:
         return to_native(pq, kind)
     parts = []

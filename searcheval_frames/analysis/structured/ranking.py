@@ -101,7 +101,8 @@ def leaderboard_datasets(
                           n_resamples=n_resamples, missing=missing, correction="holm")
     kind = input_kind(per_query if per_query is not None else runs)
     pq, names = load_datasets("leaderboard_datasets", runs, qrels, measure, per_query,
-                              dataset, missing, None, evaluate_options)
+                              dataset, missing, None, evaluate_options,
+                              own=leaderboard_datasets)
     if pq["measure"].n_unique() != 1:
         from ...errors import InvalidOptionError
 

@@ -305,7 +305,8 @@ def compare_replicates(
     correction = _st.canonical_correction(correction, "compare_replicates")
     kind = input_kind(per_query if per_query is not None else runs)
     pq = structured_values(runs, qrels, measures, per_query=per_query, replicate=replicate,
-                           dataset=dataset, func="compare_replicates", **evaluate_options)
+                           dataset=dataset, func="compare_replicates", own=compare_replicates,
+                           **evaluate_options)
     if dataset is not None:  # a query is (dataset, query_id)
         pq = pq.with_columns(pl.concat_str([dataset, "query_id"], separator=":")
                              .alias("query_id")).drop(dataset)

@@ -164,6 +164,9 @@ def variance_components(
     """
     check_choice("variance_components", "method", method, ("anova", "reml"),
                  example="method='reml'")
+    from ...core.evaluate import check_evaluate_options
+
+    check_evaluate_options("variance_components", evaluate_options, own=variance_components)
     names = list(factors)
     if len(names) < 2 or len(set(names)) != len(names):
         raise InvalidOptionError(
@@ -174,7 +177,8 @@ def variance_components(
     kind = input_kind(per_query if per_query is not None else runs)
     pq = structured_values(runs, qrels, measures, per_query=per_query,
                            replicate=extra[0] if len(extra) == 1 else None,
-                           func="variance_components", **evaluate_options) \
+                           func="variance_components", own=variance_components,
+                           **evaluate_options) \
         if per_query is None else _with_factors(per_query, extra)
     frames = []
     for (measure,), sub in pq.group_by("measure", maintain_order=True):
