@@ -54,7 +54,7 @@ def test_report_with_seeds_and_datasets() -> None:
     md = rep.to_markdown()
     assert "## Seeds: is the difference bigger than the seed noise?" in md
     assert "## Datasets: per collection and over all of them" in md
-    assert "Most of the variance is query variance" in md
+    assert "Most of the variance of nDCG@10 is query variance" in md
     assert "seed noise is" in md
     # the main report shows seed 0, queries keyed collection:query_id
     first = runs.filter(pl.col("seed") == "0").drop("seed")

@@ -175,9 +175,23 @@ class VarianceComponents(StructuredResult):
         return str(f.sort("share", descending=True)["term"][0])
 
     def sentence(self) -> str:
-        """One sentence: which variance dominates, with the shares."""
-        f = self._tables["frame"].filter(pl.col("share").is_not_nan()).sort(
+        """One sentence: which variance dominates, with the shares (first measure).
+
+        >>> f = pl.DataFrame({"measure": "P@5", "term": ["query", "system", "seed", "residual"],
+        ...                   "share": [0.85, 0.1, 0.001, 0.049]})
+        >>> VarianceComponents({"frame": f}, method="").sentence()
+        'Most of the variance of P@5 is query variance (85%); then system 10%, residual 5%; seed under 1%.'
+        """
+        f = self._tables["frame"]
+        measure = f["measure"][0]
+        f = f.filter(pl.col("measure") == measure, pl.col("share").is_not_nan()).sort(
             "share", descending=True)
-        parts = [f"{t} {s:.0%}" for t, s in zip(f["term"], f["share"], strict=True)]
-        return (f"Most of the variance is {f['term'][0]} variance ("
-                + ", ".join(parts) + " of the variance components).")
+        terms, shares = f["term"].to_list(), f["share"].to_list()
+        text = f"Most of the variance of {measure} is {terms[0]} variance ({shares[0]:.0%})"
+        big = [f"{t} {s:.0%}" for t, s in zip(terms[1:], shares[1:], strict=True) if s >= 0.005]
+        small = [t for t, s in zip(terms[1:], shares[1:], strict=True) if s < 0.005]
+        if big:
+            text += "; then " + ", ".join(big)
+        if small:
+            text += "; " + ", ".join(small) + " under 1%" + (" each" if len(small) > 1 else "")
+        return text + "."
