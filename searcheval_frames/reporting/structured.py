@@ -68,11 +68,13 @@ def prepare_structured(runs: Any, qrels: Any, *, replicate: str | None,
 
 
 def _section(sid: str, title: str, blocks: list[tuple[str, Any]], digits: int) -> Section:
-    html = [f'<section id="{sid}"><h2>{title}</h2>']
+    from html import escape
+
+    html = [f'<section id="{sid}"><h2>{escape(title)}</h2>']
     md = [f"## {title}", ""]
     for kind, value in blocks:
         is_text = kind == "p"
-        html.append(f"<p>{value}</p>" if is_text else frame_html(value, digits=digits))
+        html.append(f"<p>{escape(value)}</p>" if is_text else frame_html(value, digits=digits))
         md += [value if is_text else frame_markdown(value, digits=digits), ""]
     return Section(sid, title, "".join(html) + "</section>", "\n".join(md))
 
