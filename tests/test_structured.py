@@ -481,3 +481,36 @@ def test_figure_data_equal_the_results() -> None:
     ax = strip.plot().ax_
     assert len(strip.dots_) == 2 and len(strip.bars_) == 2
     plt.close(ax.figure)
+
+
+def test_dataset_mixed_model_equals_statsmodels() -> None:
+    from searcheval_frames.analysis.structured import reml as R
+
+    pq = dataset_values(4, rng_seed=3)
+    df = pq.to_pandas()
+    df["qd"] = df["collection"] + ":" + df["query_id"]
+    df["g"] = 1
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore")
+        direct = smf.mixedlm("value ~ C(run, Treatment(reference='bm25'))", df, groups="g",
+                             re_formula="0", vc_formula={"d": "0 + C(collection)",
+                                                         "qd": "0 + C(qd)"}).fit(reml=True)
+        res = sef.compare_datasets(per_query=pq, baseline="bm25", dataset="collection",
+                                   n_resamples=100).to_polars("mixed")
+    y = df["value"].to_numpy()
+    X = np.column_stack([np.ones(y.size), (df["run"] == "dense").to_numpy(float),
+                         (df["run"] == "tiny").to_numpy(float)])
+    codes = [pl.Series(df[c]).rank("dense").cast(pl.Int64).to_numpy() - 1
+             for c in ("collection", "qd")]
+    names = list(direct.model.exog_vc.names)
+    vc = np.array([direct.vcomp[names.index(k)] for k in ("d", "qd")])
+    assert R.criterion(y, X, codes, np.sqrt(vc / direct.scale)) == pytest.approx(
+        -2 * direct.llf, abs=1e-6)
+    for run in ("dense", "tiny"):
+        key = f"C(run, Treatment(reference='bm25'))[T.{run}]"
+        row = res.filter(pl.col("run") == run).row(0, named=True)
+        assert row["delta"] == pytest.approx(direct.fe_params[key], abs=1e-6)
+        assert row["se"] == pytest.approx(direct.bse_fe[key], rel=2e-3)
+    row = res.row(0, named=True)
+    assert row["var_query"] == pytest.approx(vc[1], rel=2e-3)
+    assert row["var_residual"] == pytest.approx(direct.scale, rel=2e-3)
