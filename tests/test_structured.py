@@ -514,3 +514,18 @@ def test_dataset_mixed_model_equals_statsmodels() -> None:
     row = res.row(0, named=True)
     assert row["var_query"] == pytest.approx(vc[1], rel=2e-3)
     assert row["var_residual"] == pytest.approx(direct.scale, rel=2e-3)
+
+
+def test_replicate_means_equal_a_slow_loop_with_the_same_seed() -> None:
+    from searcheval_frames.analysis.structured.bootstrap import replicate_means
+
+    rng = np.random.default_rng(7)
+    mats = [rng.uniform(size=(r, 11)) for r in (3, 1, 4)]
+    fast = replicate_means(mats, 250, np.random.default_rng(3))
+    g_q, *g_s = np.random.default_rng(3).spawn(4)
+    q = g_q.integers(0, 11, (250, 11))
+    draws = [g.integers(0, m.shape[0], (250, m.shape[0])) for g, m in zip(g_s, mats,
+                                                                          strict=True)]
+    slow = np.array([[m[d[b]][:, q[b]].mean() for m, d in zip(mats, draws, strict=True)]
+                     for b in range(250)])
+    np.testing.assert_allclose(fast, slow, rtol=0, atol=1e-12)

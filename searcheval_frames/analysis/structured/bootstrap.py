@@ -70,6 +70,24 @@ def replicate_deltas(system: np.ndarray, baseline: np.ndarray, n_resamples: int,
     return out
 
 
+def replicate_means(matrices: list[np.ndarray], n_resamples: int,
+                    rng: np.random.Generator) -> np.ndarray:
+    """``(B, S)`` system means in each hierarchical sample: one query draw shared by all
+    systems, then each system's replicates drawn from its own generator;
+    ``matrices[s]`` is system ``s``'s replicates x queries matrix (same queries)."""
+    n = matrices[0].shape[1]
+    g_q, *g_sys = rng.spawn(1 + len(matrices))
+    out = np.empty((n_resamples, len(matrices)))
+    width = n + max(m.shape[0] for m in matrices)
+    for b0, b1 in _batches(n_resamples, width):
+        w = counts(g_q.integers(0, n, (b1 - b0, n)), n)
+        for s, (V, g) in enumerate(zip(matrices, g_sys, strict=True)):
+            r = V.shape[0]
+            c = counts(g.integers(0, r, (b1 - b0, r)), r)
+            out[b0:b1, s] = np.einsum("br,rq,bq->b", c, V, w) / (r * n)
+    return out
+
+
 def dataset_means(matrices: list[np.ndarray], n_resamples: int,
                   rng: np.random.Generator) -> np.ndarray:
     """``(B, D, S)`` system means of each drawn dataset in each two-stage sample;

@@ -22,7 +22,7 @@ from ..inference import interval_alphas
 from ..leaderboard_stats import letters
 from .aggregate import aggregate as _aggregate
 from .aggregate import higher_is_better, ranks
-from .bootstrap import bootstrap_p, dataset_means, percentile_interval
+from .bootstrap import bootstrap_p, dataset_means, percentile_interval, replicate_means
 from .datasets import check_dataset_options, dataset_matrices, load_datasets
 from .result import DatasetLeaderboard
 
@@ -156,8 +156,10 @@ def leaderboard_replicates(
     :func:`~searcheval_frames.compare_replicates` compares them (Holm over all pairs, the
     seed-reversal guard), tied groups as compact letters.
 
-    Returns a result with ``.frame`` (``run, mean, rank, group`` and each replicate's
-    mean as a column, best first) and ``.pairs`` (the pairwise rows).
+    Returns a result with ``.frame`` (``run, mean, ci_low, ci_high, rank, rank_low,
+    rank_high, group`` and each replicate's mean as a column, best first; the intervals
+    and rank intervals from the hierarchical bootstrap: queries, then replicates within
+    each system) and ``.pairs`` (the pairwise rows).
 
     Examples
     --------
@@ -194,12 +196,44 @@ def leaderboard_replicates(
     for a, b, v in pairs.select("run", "baseline", "verdict").iter_rows():
         sig[idx[a], idx[b]] = sig[idx[b], idx[a]] = v.startswith("reliably")
     groups = letters(order, sig)
+    lo, hi, r_lo, r_hi = _replicate_ranks(per_query, runs, qrels, measure, replicate, names,
+                                          n_resamples, seed, ci, options)
     wide = reps.pivot(on="replicate", index="run", values="mean")
     frame = pl.DataFrame({"run": [names[j] for j in order],
                           "mean": [float(value[j]) for j in order],
+                          "ci_low": [float(lo[j]) for j in order],
+                          "ci_high": [float(hi[j]) for j in order],
                           "rank": list(range(1, len(order) + 1)),
+                          "rank_low": [float(r_lo[j]) for j in order],
+                          "rank_high": [float(r_hi[j]) for j in order],
                           "group": [groups[j] for j in order]}).join(
         wide, on="run", how="left", maintain_order="left")
     return DatasetLeaderboard({"frame": frame, "pairs": pairs},
                               method=res.describe_method() + f" Over all {pairs.height} pairs.",
                               kind=res.kind, replicate=replicate)
+
+
+def _replicate_ranks(per_query: Any, runs: Any, qrels: Any, measure: Any, replicate: str,
+                     names: list[str], n_resamples: int, seed: int | None, ci: float,
+                     options: dict[str, Any]) -> tuple[np.ndarray, ...]:
+    """Percentile intervals of each run's mean and of its rank over hierarchical
+    bootstrap samples (:func:`~.bootstrap.replicate_means`)."""
+    from .inputs import complete_grid, structured_values
+
+    opts = {k: v for k, v in options.items() if k not in ("method", "engine", "missing")}
+    pq = structured_values(runs, qrels, measure, per_query=per_query, replicate=replicate,
+                           func="leaderboard_replicates", **opts)
+    pq = complete_grid(pq, ["run", replicate], options.get("missing", "zero"),
+                       "leaderboard_replicates")
+    mats = []
+    for run in names:
+        wide = pq.filter(pl.col("run") == run).pivot(on="query_id", index=replicate,
+                                                     values="value")
+        mats.append(wide.select(sorted(c for c in wide.columns if c != replicate))
+                    .to_numpy().astype(np.float64))
+    boot = replicate_means(mats, n_resamples, _st.pair_rng(seed, "leaderboard_replicates"))
+    lo, hi = percentile_interval(boot, ci)
+    r = ranks(boot)
+    tail = (1.0 - ci) / 2.0
+    return (lo, hi, np.quantile(r, tail, axis=0, method="lower"),
+            np.quantile(r, 1.0 - tail, axis=0, method="higher"))
