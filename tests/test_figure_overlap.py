@@ -178,6 +178,35 @@ def _sweep(d: Data) -> Any:
     res = SweepResult(table, ["k1", "variant"], [m], 20, 0.9, {}, pl.DataFrame(),
                       pl.DataFrame())
     return sef.sweep_plot(res)
+def _replicates(d: Data) -> Any:
+    import warnings
+
+    rng = np.random.default_rng(6)
+    base = d.per_query.filter(pl.col("measure") == d.measures[0])
+    pq = pl.concat([base.with_columns(pl.lit(str(r)).alias("seed"),
+                                      pl.col("value") + rng.normal(0, 0.02, base.height))
+                    for r in range(3)])
+    with warnings.catch_warnings():  # (few queries: some rows cannot be tested)
+        warnings.simplefilter("ignore")
+        return sef.compare_replicates(per_query=pq, baseline=d.runs[0], replicate="seed",
+                                      method="bootstrap", n_resamples=50)
+
+
+def _datasets(d: Data) -> Any:
+    import warnings
+
+    qs = {q: f"set {i % 3}" for i, q in enumerate(d.queries)}
+    pq = d.two().with_columns(pl.col("query_id").replace_strict(qs).alias("collection"))
+    with warnings.catch_warnings():  # (three datasets: the rough-interval warning)
+        warnings.simplefilter("ignore")
+        return sef.compare_datasets(per_query=pq, baseline=d.runs[0], dataset="collection",
+                                    n_resamples=50, mixed=False)
+
+
+def _variance(d: Data) -> Any:
+    return sef.variance_plot(sef.variance_components(
+        per_query=d.per_query.filter(pl.col("measure") == d.measures[0]),
+        factors=["query", "system"]))
 
 
 CASES: list[FigureCase] = [
@@ -196,6 +225,9 @@ CASES: list[FigureCase] = [
     FigureCase("slice_forest", _slice_forest),
     FigureCase("latency", _latency),
     FigureCase("sweep", _sweep),
+    FigureCase("replicate_strip", lambda d: sef.replicate_strip(_replicates(d))),
+    FigureCase("dataset_forest", lambda d: sef.dataset_forest(_datasets(d))),
+    FigureCase("variance_components", _variance),
 ]
 
 _DESIGN = ["00000", "11111", "00111", "11001", "01010", "10100"]  # pairwise covering

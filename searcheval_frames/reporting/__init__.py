@@ -22,6 +22,7 @@ from .document import Report
 from .judges import add_judge_sections
 from .latency import add_latency_sections
 from .weighted import add_weighted_sections
+from .structured import add_structured_sections, prepare_structured
 
 __all__ = ["DEFAULT_MEASURES", "Report", "ReportData", "report"]
 
@@ -58,6 +59,8 @@ def report(
     columns: Mapping[str, str] | None = None,
     latency: Any = None,
     weights: Any = None,
+    replicate: str | None = None,
+    dataset: str | None = None,
 ) -> Report:
     """Turn runs and qrels into a before/after report a team can read.
 
@@ -143,6 +146,11 @@ def report(
         The test queries' traffic weights (a :func:`~searcheval_frames.sample_queries`
         result, a frame ``query_id, weight`` or a column of ``queries``): adds "Average
         query vs average search" (:mod:`searcheval_frames.reporting.weighted`).
+    replicate, dataset
+        Columns of the runs (``dataset``: and of the qrels) naming each run's seed or
+        repeat and each query's dataset (issue #35): add the "Seeds" and "Datasets"
+        sections (:mod:`~searcheval_frames.reporting.structured`); the main report
+        shows the first replicate and keys queries by ``dataset:query_id``.
 
     Returns
     -------
@@ -162,6 +170,9 @@ def report(
     'P@5: +0.005 (+1.1%), 95% CI [−0.016, +0.026], p=1.00 after Holm — not a reliable change'
     >>> rep.save("report/")  # doctest: +SKIP
     """
+    given = runs
+    runs, qrels, structured = prepare_structured(runs, qrels, replicate=replicate,
+                                                 dataset=dataset)
     data = build(
         runs, qrels, baseline=baseline, run=run, measures=measures, focus=focus,
         queries=queries, docs=docs, depth=depth, k=k, n_examples=n_examples, title=title,
@@ -171,7 +182,8 @@ def report(
         digits=digits, progress=progress, command=command, by=by, columns=columns,
     )
     add_judge_sections(data, runs, qrels, judge_agreement, relevance_level, figures)
-    add_latency_sections(data, runs, latency, figures)
+    add_latency_sections(data, given, latency, figures)
     add_weighted_sections(data, weights, queries=queries, ci=ci, seed=seed)
-    return Report(data, input_kind(runs))
+    add_structured_sections(data, structured, figures)
+    return Report(data, input_kind(given))
 
