@@ -21,13 +21,15 @@ from __future__ import annotations
 
 import functools
 import inspect
+import os
+import sys
 import warnings
 from collections.abc import Callable, Mapping
 from typing import Any, TypeVar, cast
 
 F = TypeVar("F", bound=Callable[..., Any])
 
-__all__ = ["REMOVAL", "deprecated_aliases", "old_spelling"]
+__all__ = ["PACKAGE_DIR", "REMOVAL", "deprecated_aliases", "old_spelling", "outside_stacklevel"]
 
 
 def deprecated_aliases(module: str, namespace: Mapping[str, Any],
@@ -45,6 +47,19 @@ def deprecated_aliases(module: str, namespace: Mapping[str, Any],
         return namespace[new]
 
     return __getattr__
+
+
+#: The package's folder: warnings name the caller's line, not a line of the package
+#: (``warnings.warn(..., stacklevel=outside_stacklevel())``).
+PACKAGE_DIR = os.path.dirname(os.path.abspath(__file__)) + os.sep
+def outside_stacklevel() -> int:
+    """The ``stacklevel`` for ``warnings.warn`` that names the first line outside the
+    package (the user's call), however many of the package's wrappers lie between."""
+    frame = sys._getframe(1)  # the function that warns
+    level = 1
+    while frame is not None and frame.f_code.co_filename.startswith(PACKAGE_DIR):
+        frame, level = frame.f_back, level + 1  # type: ignore[assignment]
+    return level
 
 
 #: The version that removes the calling conventions deprecated by issue #31.
@@ -94,7 +109,7 @@ def old_spelling(name: str, old: Callable[..., Any], is_old: Callable[[tuple, di
             old_text = _call_text(name, list(args), given, old_sig, shown)
             new_text = _call_text(name, [], new_kwargs, new_sig, shown)
             warnings.warn(f"{old_text} is deprecated and will be removed in {removal}: "
-                          f"call {new_text}", DeprecationWarning, stacklevel=2)
+                          f"call {new_text}", DeprecationWarning, stacklevel=outside_stacklevel())
             return fn(**new_kwargs)
 
         wrapper.__old_parameters__ = tuple(  # type: ignore[attr-defined]
@@ -116,6 +131,9 @@ def _call_text(name: str, args: list[Any], kwargs: Mapping[str, Any],
             if p.kind is not p.POSITIONAL_OR_KEYWORD or p.name not in kwargs:
                 break
             parts.append(_value_text(kwargs.pop(p.name), shown))
+        order = ["per_query", *sig.parameters]  # the data first, then the signature's order
+        kwargs = dict(sorted(kwargs.items(), key=lambda kv: order.index(kv[0])
+                             if kv[0] in order else len(order)))
     parts += [f"{k}={_value_text(v, shown)}" for k, v in kwargs.items()]
     return f"{name}({', '.join(parts)})"
 

@@ -30,6 +30,7 @@ from typing import Any, Literal
 import numpy as np
 import polars as pl
 
+from .._deprecation import old_spelling
 from ..core.evaluate import check_evaluate_options
 from ..errors import IdMismatchError
 from ..frames import Kind, to_native
@@ -38,6 +39,7 @@ from . import inference as _inf
 from . import leaderboard_stats as _ls
 from . import pairs as _pairs
 from . import stats as _st
+from .calling import compare_is_old, compare_translate, old_compare
 from .holes import with_unjudged as _holes
 from .tables import Table
 
@@ -81,7 +83,7 @@ class Comparison:
     >>> import polars as pl, searcheval_frames as sef
     >>> pq = pl.DataFrame({"run": ["a"] * 3 + ["b"] * 3, "query_id": ["1", "2", "3"] * 2,
     ...                    "measure": "P@5", "value": [0.4, 0.6, 0.6, 0.6, 0.8, 1.0]})
-    >>> cmp = sef.compare(pq, baseline="a")
+    >>> cmp = sef.compare(per_query=pq, baseline="a")
     >>> cmp.to_polars().select("run", "delta", "wins", "losses").row(0)
     ('b', 0.2666666666666666, 3, 0)
     """
@@ -259,14 +261,14 @@ class Comparison:
 
 
 # --------------------------------------------------------------------------- compare
+@old_spelling("compare", old_compare, compare_is_old, compare_translate)
 def compare(
-    data: Any = None,
-    baseline: str | Sequence[str] | None = None,
-    *,
     runs: Any = None,
     qrels: Any = None,
-    per_query: Any = None,
     measures: str | Sequence[str] | None = None,
+    *,
+    baseline: str | Sequence[str] | None = None,
+    per_query: Any = None,
     pairs: Literal["baseline", "all"] = "baseline",
     test: str = "t",
     alternative: Literal["two-sided", "greater", "less"] = "two-sided",
@@ -281,37 +283,33 @@ def compare(
     tie_tolerance: float = 1e-9,
     columns: Mapping[str, str] | None = None,
     test_options: Mapping[str, Any] | None = None,
-    queries: Any = None, by: Any = None, min_queries: int = 20,
+    queries: Any = None, by: Any = None, min_queries: int = 20, power: float = 0.8,
     unjudged: Literal["nonrelevant", "relevant", "judge"] | None = None,
     **evaluate_options: Any,
 ) -> Comparison:
     """Compare runs against baseline(s) query by query, with significance tests.
 
-    Two ways in, one per kind of input:
+    Two ways in, one per kind of input (the package's one calling convention):
 
-    * runs: ``compare(runs, qrels=qrels, measures=[...], baseline=...)`` evaluates the
-      runs first (also ``compare(runs=runs, qrels=..., ...)``,
-      :meth:`Comparison.from_runs`);
-    * precomputed per-query values: ``compare(per_query=pq, baseline=...)``
-      (:meth:`Comparison.from_per_query`). ``compare(pq)`` without ``qrels=`` means
-      the same (the first argument holds runs only when ``qrels=`` is given).
+    * runs: ``compare(runs, qrels, ["nDCG@10"], baseline="bm25")`` evaluates the runs
+      first (:meth:`Comparison.from_runs`);
+    * precomputed per-query values: ``compare(per_query=pq, baseline="bm25")``
+      (:meth:`Comparison.from_per_query`).
 
     Parameters
     ----------
-    data
-        The runs when ``qrels=`` is given; else the per-query values (as ``per_query=``).
+    runs, qrels, measures
+        Evaluate ``runs`` against ``qrels`` on ``measures`` with
+        :func:`~searcheval_frames.core.evaluate.evaluate` (``per_query=True``). With
+        ``per_query=``, ``measures`` selects measures (default: all of them).
     baseline
-        Run name, or a list of names, to compare the other runs against. Default:
-        the first run in the frame. With several baselines every run is compared
-        to each of them (each unordered pair once).
+        Run name, or a list of names, to compare the other runs against. Default: the
+        first run in the frame, with a warning naming it. With several baselines every
+        run is compared to each of them (each unordered pair once).
     per_query
         Long per-query frame ``run, query_id, measure, value`` (pandas, polars,
         arrow; e.g. ``evaluate(..., per_query=True)``), or a dict
-        ``{run_name: per_query_frame}``; not with ``qrels=``.
-    runs, qrels, measures
-        Evaluate ``runs`` against ``qrels`` on ``measures`` with
-        :func:`~searcheval_frames.core.evaluate.evaluate` (``per_query=True``). With a
-        per-query frame, ``measures`` selects measures (default: all of them).
+        ``{run_name: per_query_frame}``; not with runs and qrels.
     pairs
         ``"baseline"`` (each run vs each baseline) or ``"all"`` (all pairs of
         runs; ``baseline`` then only orders the table and is the delta reference).
@@ -347,8 +345,10 @@ def compare(
         Map ``run``, ``query_id``, ``measure``, ``value`` to your column names.
     test_options
         Extra keyword arguments for the scipy test (e.g. ``{"zero_method": "pratt"}``).
-    queries, by, min_queries
-        Slices: compare within each slice (:mod:`searcheval_frames.analysis.slices`).
+    queries, by, min_queries, power
+        Slices: compare within each slice (:mod:`searcheval_frames.analysis.slices`);
+        slices with fewer than ``min_queries`` are flagged, with the minimum detectable Δ
+        at ``power``.
     unjudged
         How unjudged documents count, see :mod:`~searcheval_frames.analysis.holes`.
     **evaluate_options
@@ -368,7 +368,7 @@ def compare(
     ...     "query_id": ["q1", "q2", "q3", "q4"] * 2,
     ...     "measure": "P@5",
     ...     "value": [0.6, 0.4, 0.8, 0.8, 0.8, 0.6, 0.8, 1.0]})
-    >>> cmp = sef.compare(pq, baseline="before")
+    >>> cmp = sef.compare(per_query=pq, baseline="before")
     >>> print(cmp.to_markdown(layout="before_after", columns=["before", "after", "delta"]))
     ... # doctest: +NORMALIZE_WHITESPACE
     | Measure | Before (before) | After (after) | Δ abs (rel) |
@@ -385,14 +385,14 @@ def compare(
         missing=missing, pairs=pairs, family=family, alpha=alpha, ci=ci,
         n_resamples=n_resamples, tie_tolerance=tie_tolerance, seed=seed,
         test_options=test_options, evaluate_options=evaluate_options)
-    inp = _pairs.resolve_input(data, runs=runs, per_query=per_query, qrels=qrels)
+    inp = _pairs.resolve_input(runs, qrels, per_query)
     if unjudged is not None:  # per-query values with holes counted one way
         inp = _holes(inp, measures, unjudged, evaluate_options)
     pq, measure_list, kind = _pairs.load_input(inp, measures=measures, columns=columns,
                                                missing=missing,
                                                evaluate_options=evaluate_options)
     all_runs = pq.get_column("run").unique(maintain_order=True).to_list()
-    baselines = _pairs.choose_baselines(all_runs, baseline)
+    baselines = _pairs.choose_baselines(all_runs, baseline, warn=pairs == "baseline")
     pair_list, order = _pairs.run_pairs(all_runs, baselines, pairs)
 
     paired = _pairs.pair_queries(pq, order, missing)

@@ -178,7 +178,8 @@ def by_slice(args: dict[str, Any]) -> SlicedLeaderboard:
     pq, _, kind = _pairs.load(args["per_query"], runs=args["runs"], qrels=args["qrels"],
                               measures=[measure], columns=args["columns"],
                               missing=args["missing"],
-                              evaluate_options=dict(args["evaluate_options"]))
+                              evaluate_options=dict(args["evaluate_options"]),
+                              func="leaderboard")
     sliced = attach_slices(pq, keys, "leaderboard")
     values = [tuple(r) for r in sliced.select(names).unique().sort(
         names, nulls_last=True).iter_rows()]
