@@ -92,9 +92,12 @@ def renamed(mapping: Mapping[str, str]) -> Callable[[dict[str, Any]], dict[str, 
 
 def per_query_of(func: str, runs: Any, qrels: Any, measures: Any, per_query: Any, *,
                  missing: str = "zero", columns: Mapping[str, str] | None = None,
-                 evaluate_options: Mapping[str, Any] | None = None) -> Any:
-    """The per-query values ``func`` works on: ``per_query`` as given, or ``runs``
-    evaluated against ``qrels`` on ``measures`` (``evaluate(..., per_query=True)``).
+                 evaluate_options: Mapping[str, Any] | None = None
+                 ) -> tuple[Any, Mapping[str, str] | None]:
+    """The per-query values ``func`` works on, and the ``columns`` that name their
+    columns: ``per_query`` as given (with ``columns``), or ``runs`` evaluated against
+    ``qrels`` on ``measures`` (``evaluate(..., per_query=True)``; ``columns`` named the
+    runs' columns, so ``None``).
 
     Exactly one of the two inputs; runs need qrels and measures. Evaluation options
     (``relevance_level=2`` ...) apply only to runs.
@@ -109,7 +112,7 @@ def per_query_of(func: str, runs: Any, qrels: Any, measures: Any, per_query: Any
             raise InvalidOptionError(
                 f"{func}: {sorted(evaluate_options)} are options of the evaluation, which "
                 "per_query= values have already had; pass them with runs and qrels")
-        return per_query
+        return per_query, columns
     if runs is None or qrels is None or measures is None:
         missing_part = "runs" if runs is None else "qrels" if qrels is None else "measures"
         raise InvalidOptionError(
@@ -118,10 +121,11 @@ def per_query_of(func: str, runs: Any, qrels: Any, measures: Any, per_query: Any
     from ..core.evaluate import evaluate
 
     wanted = [measures] if isinstance(measures, str) else list(measures)
-    return evaluate(runs, qrels, wanted, per_query=True, columns=columns,
-                    # (with "error", absent queries stay absent, for the pairing to report)
-                    missing="zero" if missing == "zero" else "skip",  # type: ignore[arg-type]
-                    **dict(evaluate_options or {}))
+    values = evaluate(runs, qrels, wanted, per_query=True, columns=columns,
+                      # (with "error", absent queries stay absent, for the pairing to report)
+                      missing="zero" if missing == "zero" else "skip",  # type: ignore[arg-type]
+                      **dict(evaluate_options or {}))
+    return values, None
 
 
 # --------------------------------------------------------------------------- compare's old spelling

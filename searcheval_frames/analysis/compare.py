@@ -27,7 +27,6 @@ from __future__ import annotations
 from collections.abc import Mapping, Sequence
 from typing import Any, Literal
 
-import numpy as np
 import polars as pl
 
 from .._deprecation import old_spelling
@@ -36,24 +35,17 @@ from ..errors import IdMismatchError
 from ..frames import Kind, to_native
 from ..options import check_choice, check_float, check_int
 from . import inference as _inf
-from . import leaderboard_stats as _ls
 from . import pairs as _pairs
 from . import stats as _st
 from .calling import compare_is_old, compare_translate, old_compare
+from .compare_rows import SCHEMA, comparison_rows
 from .holes import with_unjudged as _holes
 from .tables import Table
 
 __all__ = ["FRAME_COLUMNS", "Comparison", "compare"]
 
-_F, _I, _S = pl.Float64, pl.Int64, pl.String
-_SCHEMA: dict[str, Any] = {
-    "run": _S, "baseline": _S, "measure": _S, "n_queries": _I, "mean": _F, "baseline_mean": _F,
-    "delta": _F, "delta_pct": _F, "ci_low": _F, "ci_high": _F, "p_value": _F, "p_adjusted": _F,
-    "significant": pl.Boolean, "wins": _I, "ties": _I, "losses": _I, "effect_size": _F,
-    "reason": _S,
-}
 #: Columns of :attr:`Comparison.frame`, in order.
-FRAME_COLUMNS: tuple[str, ...] = tuple(_SCHEMA)
+FRAME_COLUMNS: tuple[str, ...] = tuple(SCHEMA)
 
 # --------------------------------------------------------------------------- result
 class Comparison:
@@ -401,7 +393,7 @@ def compare(
             "compare: no query is shared by all compared runs (missing='skip'); nothing "
             "to compare. Use missing='zero' or check the query ids."
         )
-    frame, items, tukey_rows, means = _rows(paired, measure_list, order, pair_list, seed=seed,
+    frame, items, tukey_rows, means = comparison_rows(paired, measure_list, order, pair_list, seed=seed,
                                             tukey=correction == "tukey", alpha=alpha, ci=ci,
                                             tie_tolerance=tie_tolerance)
     frame = _inf.fill_frame(frame, items, family=family, test=test, alternative=alternative,
@@ -442,49 +434,3 @@ def _check_options(*, test: str, correction: str | None, ci_method: str, alterna
     if seed is not None:
         _st.pair_rng(seed)  # validates
     return test, corr, ci_method
-
-
-def _rows(paired: pl.DataFrame, measure_list: list[str], order: list[str],
-          pair_list: list[tuple[str, str]], *, seed: int | None, tukey: bool, alpha: float,
-          ci: float, tie_tolerance: float) -> tuple[pl.DataFrame, list[Any], list[Any], pl.DataFrame]:
-    """Per (run, baseline, measure): the row before the tests (means, deltas, wins), the
-    paired differences with their random streams, Tukey's rows; and the run means."""
-    rows: list[dict[str, Any]] = []
-    items: list[tuple[np.ndarray, np.random.Generator, np.random.Generator]] = []
-    tukey_rows: list[tuple[float, float, bool]] = []
-    mean_rows: list[dict[str, Any]] = []
-    nan = float("nan")
-    for measure in measure_list:
-        sub = paired.filter(pl.col("measure") == measure)
-        if sub.height == 0:
-            continue
-        wide = sub.pivot(on="run", index="query_id", values="value").sort("query_id")
-        mat = {r: wide.get_column(r).to_numpy().astype(np.float64) for r in order}
-        n = wide.height
-        mean_rows += [{"run": r, "measure": measure, "n_queries": n, "mean": float(mat[r].mean())}
-                      for r in order]
-        for run, base in pair_list:
-            x, y = mat[run], mat[base]
-            rng_test, rng_ci = _st.pair_rng(seed, run, base, measure).spawn(2)
-            mx, my = float(x.mean()), float(y.mean())
-            items.append((x - y, rng_test, rng_ci))
-            if tukey:  # all runs are one family (sef.leaderboard's code)
-                tukey_rows += _ls.tukey_for_pairs(np.column_stack([mat[r] for r in order]),
-                                                  order, [(run, base)], alpha=alpha, ci=ci)
-            w, t, lo_count = _st.wins_ties_losses(x, y, tie_tolerance)
-            rows.append({
-                "run": run, "baseline": base, "measure": measure, "n_queries": n, "mean": mx,
-                "baseline_mean": my, "delta": mx - my,
-                "delta_pct": (mx - my) / my * 100.0 if my != 0 else nan,
-                "ci_low": nan, "ci_high": nan, "p_value": nan, "p_adjusted": nan,
-                "significant": False, "wins": w, "ties": t, "losses": lo_count,
-                "effect_size": _st.effect_size(x, y), "reason": None,
-            })
-    frame = pl.DataFrame(rows, schema=_SCHEMA, orient="row") if rows else pl.DataFrame(
-        schema=_SCHEMA)
-    means = pl.DataFrame(
-        mean_rows,
-        schema={"run": pl.String, "measure": pl.String, "n_queries": pl.Int64, "mean": pl.Float64},
-        orient="row",
-    )
-    return frame, items, tukey_rows, means
