@@ -152,23 +152,29 @@ _PASSES_ON: dict[str, tuple[str, str]] = {
 }
 
 
+def _passed_on(fn: Any) -> list[str] | None:
+    """The keyword names ``fn``'s ``**options`` may hold (those of the function it passes
+    them to, and so on down); ``None`` when ``fn`` takes no ``**options`` we know."""
+    params = inspect.signature(fn).parameters.values()
+    var = [p.name for p in params if p.kind is p.VAR_KEYWORD]
+    target = _PASSES_ON.get(var[0]) if var else None
+    if target is None:
+        return None
+    inner = getattr(importlib.import_module(f".{target[0]}", __name__), target[1])
+    names = [p.name for p in inspect.signature(inner).parameters.values()
+             if p.kind is p.KEYWORD_ONLY]
+    return names + (_passed_on(inner) or [])
+
+
 def _checked(value: Any) -> Any:
     """A public function refusing unknown keywords with the closest name (one mechanism:
     ``options.keywords_checked``); classes and modules as they are."""
     if not inspect.isfunction(value):
         return value
-    var = [p.name for p in inspect.signature(value).parameters.values()
-           if p.kind is p.VAR_KEYWORD]
-    target = _PASSES_ON.get(var[0]) if var else None
-    if target is None:
+    has_var = any(p.kind is p.VAR_KEYWORD for p in inspect.signature(value).parameters.values())
+    if not has_var:
         return keywords_checked(value)
-
-    def also() -> list[str]:
-        inner = getattr(importlib.import_module(f".{target[0]}", __name__), target[1])
-        return [p.name for p in inspect.signature(inner).parameters.values()
-                if p.kind is p.KEYWORD_ONLY]
-
-    return keywords_checked(value, also=also)
+    return keywords_checked(value, also=lambda: _passed_on(value) or [])
 
 
 evaluate = _checked(evaluate)

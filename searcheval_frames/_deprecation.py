@@ -106,7 +106,7 @@ def old_spelling(name: str, old: Callable[..., Any], is_old: Callable[[tuple, di
                           if v is not None}
             new_kwargs.update(rest)
             shown = {id(v): _PLACEHOLDERS.get(k, k) for k, v in new_kwargs.items()}
-            old_text = _call_text(name, list(args), given, old_sig, shown)
+            old_text = _call_text(name, list(args), {**given, **rest}, old_sig, shown)
             new_text = _call_text(name, [], new_kwargs, new_sig, shown)
             warnings.warn(f"{old_text} is deprecated and will be removed in {removal}: "
                           f"call {new_text}", DeprecationWarning, stacklevel=outside_stacklevel())

@@ -15,6 +15,7 @@ from typing import TYPE_CHECKING, Any, Literal, cast
 import numpy as np
 import polars as pl
 
+from .._deprecation import old_spelling
 from ..errors import InvalidOptionError
 from ..optional import require
 from ._shared import (
@@ -32,6 +33,7 @@ from ._shared import (
     warn_curve_frame,
 )
 from .checks import check_bool, check_bool_or_none, check_curve_options, check_optional_int
+from .old_calls import OLD_CURVE
 from .style import display_names, fit_title, place_legend
 
 if TYPE_CHECKING:  # pragma: no cover
@@ -241,13 +243,14 @@ class TradeoffDisplay(Display):
                      inside=5, size=TICK_SIZE)
 
 
+@old_spelling("tradeoff_curve", *OLD_CURVE)
 def tradeoff_curve(
     run: Any,
     qrels: Any = None,
     *,
     k: int | None = None,
     mark_k: int | None = 10,
-    runs: Sequence[str] | None = None,
+    show_runs: Sequence[str] | None = None,
     logx: bool | None = None,
     relevance_level: int = 1,
     missing: Literal["zero", "skip"] = "zero",
@@ -274,8 +277,8 @@ def tradeoff_curve(
         Largest cutoff drawn (default: the deepest ranked list).
     mark_k
         Cutoff to mark with a vertical line and the values there (``None``: no mark).
-    runs
-        Runs to draw, in this order.
+    show_runs
+        Runs to draw (their names), in this order.
     logx
         Logarithmic k axis (default: when k goes beyond 100).
     relevance_level, missing, depth, judged_only, compat, columns
@@ -303,10 +306,10 @@ def tradeoff_curve(
         warn_curve_frame("tradeoff_curve(curves)", "TradeoffDisplay.from_curves(curves).plot()")
         check_curve_options(_F, relevance_level=relevance_level, missing=missing, depth=depth,
                             judged_only=judged_only, compat=compat)
-        display = TradeoffDisplay.from_curves(run, k=k, runs=runs)
+        display = TradeoffDisplay.from_curves(run, k=k, runs=show_runs)
     else:
         display = TradeoffDisplay.from_run(
-            run, qrels, k=k, runs=runs, relevance_level=relevance_level, missing=missing,
+            run, qrels, k=k, runs=show_runs, relevance_level=relevance_level, missing=missing,
             depth=depth, judged_only=judged_only, compat=compat, columns=columns,
             progress=progress)
     return display.plot(mark_k=mark_k, logx=logx, ax=ax, title=title, colors=colors,
