@@ -505,7 +505,7 @@ def test_report_says_how_large_a_change_its_queries_can_detect():
                          figures=False)
         pq = pl.DataFrame(sef.evaluate(RUNS, QRELS, [rep.data.focus], per_query=True))
         pq = pq.filter(pl.col("run").is_in(["bm25", rep.data.run]))
-        p = sef.power(pq, baseline="bm25", measure=rep.data.focus).row(0, named=True)
+        p = sef.power(per_query=pq, baseline="bm25", measure=rep.data.focus).row(0, named=True)
     text = rep.data.power
     assert text == "Power: " + power_sentence(p) + " (sef.power)"
     assert f"with {p['n_queries']} queries" in text or f"{p['n_queries']} queries" in text
