@@ -155,14 +155,15 @@ class TradeoffDisplay(Display):
         marks: list[tuple[float, str, str, int]] = []
         for name in self.runs:
             marks += self._draw_run(ax, name, col[name], mark_k)
-        room = self._mark(ax, mark_k, marks, top) if mark_k is not None else 0.0
-        if logx if logx is not None else top > 100:
-            ax.set_xscale("log")
+        if logx if logx is not None else top > 100:  # (limits first: the notes measure
+            ax.set_xscale("log")                      # the room they have on screen)
             ax.set_xlim(1, top)
         else:
             ax.set_xlim(0.5 if top < 20 else 0, top + (0.5 if top < 20 else 0))
             if top <= 20:
                 ax.set_xticks(range(1, top + 1))
+        ax.set_ylim(0.0, 1.02)
+        room = self._mark(ax, mark_k, marks, top) if mark_k is not None else 0.0
         ax.set_ylim(0.0, max(1.02, room))
         if room > 1.02:  # the space above 1 holds only the value labels
             ax.set_yticks(np.linspace(0, 1, 6))
@@ -225,7 +226,38 @@ class TradeoffDisplay(Display):
                 bbox=dict(boxstyle="round,pad=0.15", facecolor="white", edgecolor="none",
                           alpha=0.8),
             ))
-        return max(ys, default=0.0) + 0.05
+        self._fit_left_notes(ax, mark_k, marks)
+        return max([*ys, *(t.get_position()[1] for t in self.texts_)], default=0.0) + 0.05
+
+    def _fit_left_notes(self, ax: Axes, mark_k: int,
+                        marks: list[tuple[float, str, str, int]]) -> None:
+        """R@k notes left of the mark that do not fit between the axis and the mark (they
+        would sit on the y tick labels) go right of the mark, under every rising R@k curve
+        (below the lowest R@k at the mark) and above the P@k notes, stacked downwards; if
+        that band is too narrow, above 1, where no curve goes."""
+        from matplotlib.transforms import ScaledTranslation
+
+        renderer = ax.figure.canvas.get_renderer()
+        left_edge = ax.get_window_extent(renderer).x0
+        span = ax.transData.inverted().transform([(0, 0), (0, 1)])
+        per_px = abs(span[1][1] - span[0][1])  # data units per pixel
+        pairs = list(zip(marks, self.texts_, strict=True))
+        moved = [t for m, t in sorted(pairs, key=lambda mt: -mt[0][0])
+                 if t.get_ha() == "right" and t.get_window_extent(renderer).x0 < left_edge + 2]
+        if not moved:
+            return
+        half = moved[0].get_window_extent(renderer).height / 2 * per_px
+        floor = max((t.get_position()[1] + half for m, t in pairs if m[3] > 0), default=0.0)
+        top = min(m[0] for m in marks if m[3] < 0) - 0.02 - half
+        ys = [top - i * (2 * half + 0.01) for i in range(len(moved))]
+        if ys[-1] - half < floor + 0.01:  # no room between the curves: above them all
+            high = max(t.get_position()[1] for t in self.texts_)
+            ys = [max(1.0, high) + 0.045 + i * 0.075 for i in range(len(moved))][::-1]
+        shift = ax.transData + ScaledTranslation(6 / 72, 0, ax.figure.dpi_scale_trans)
+        for t, y in zip(moved, ys, strict=True):
+            t.set_ha("left")
+            t.set_transform(shift)
+            t.set_position((mark_k, y))
 
     def _legend(self, ax: Axes, col: Mapping[str, str]) -> None:
         if len(self.runs) == 1:
