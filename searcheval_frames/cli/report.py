@@ -95,7 +95,7 @@ def build_parser() -> argparse.ArgumentParser:
     p.add_argument("--resamples", type=int, default=10_000, dest="n_resamples",
                    help="bootstrap / randomization resamples (default 10000)")
     p.add_argument("--seed", type=int, default=0, help="random seed (default 0)")
-    p.add_argument("-l", "--level", type=int, default=1, dest="relevance_level",
+    p.add_argument("-l", "--level", type=int, default=None, dest="relevance_level",
                    help="minimum relevance that counts as relevant by P, R, RR and AP "
                         "(default 1; TREC DL passage qrels: 2); nDCG's gain is the label")
     add_columns_argument(p)

@@ -162,8 +162,9 @@ def _check(opts: dict[str, Any]) -> dict[str, Any]:
                                  example="n_resamples=10000")
     o["seed"] = check_optional_int(_F, "seed", o["seed"], minimum=0, example="seed=0")
     o["digits"] = check_int(_F, "digits", o["digits"], minimum=1, maximum=6, example="digits=3")
-    o["relevance_level"] = check_int(_F, "relevance_level", o["relevance_level"],
-                                     example="relevance_level=1")
+    o["level_chosen"] = o["relevance_level"] is not None  # (else the default, 1)
+    o["relevance_level"] = check_int(_F, "relevance_level", 1 if o["relevance_level"] is None
+                                     else o["relevance_level"], example="relevance_level=1")
     o["test"] = check_choice(_F, "test", o["test"], tuple(_st.TESTS))
     o["ci_method"] = check_choice(_F, "ci_method", o["ci_method"],
                                   ("auto", *_st.CI_METHODS), example="ci_method='bca'")
@@ -446,7 +447,8 @@ def _notes_and_banner(run_df: pl.DataFrame, qrels_df: pl.DataFrame, per_query: p
     notes += [note] if note else []
     times["ties"] = time.perf_counter() - t
     t = time.perf_counter()
-    lines = banner(run_df, qrels_df, o["measures"], o["relevance_level"])
+    lines = banner(run_df, qrels_df, o["measures"], o["relevance_level"],
+                   chosen=o["level_chosen"])
     times["check"] = time.perf_counter() - t
     return lines
 
@@ -454,7 +456,8 @@ def _notes_and_banner(run_df: pl.DataFrame, qrels_df: pl.DataFrame, per_query: p
 def _shown_options(o: dict[str, Any], base: str, run: str, focus: str) -> dict[str, Any]:
     """The options provenance records (the tables given as queries/docs are described
     as inputs instead; ``by`` as text)."""
-    shown = {k: v for k, v in o.items() if k not in ("queries", "docs", "command", "by")}
+    shown = {k: v for k, v in o.items()
+             if k not in ("queries", "docs", "command", "by", "level_chosen")}
     if o.get("by") is not None:
         shown["by"] = [str(b) for b in (o["by"] if isinstance(o["by"], list) else [o["by"]])]
     shown.update(baseline=base, run=run, focus=focus)
