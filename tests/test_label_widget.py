@@ -126,7 +126,7 @@ def test_ping_is_answered_with_the_session(tmp_path):
 
 def test_pool_is_required(tmp_path):
     with pytest.raises(sef.SearchEvalError, match="give the pool"):
-        sef.label_widget(tmp_path / "l.jsonl")
+        sef.label_widget(store=tmp_path / "l.jsonl")
 
 
 def test_widget_module_path_is_shown_absolute(tmp_path, monkeypatch):
