@@ -212,7 +212,7 @@ def test_power_curve_lines_markers_and_labels(three_runs):
 def test_power_curve_from_power_frame_and_given_ax(three_runs):
     data = sef.power(per_query=three_runs, delta=[0.02, 0.05, 0.1])
     _, ax0 = plt.subplots()
-    ax = sef.power_curve(per_query=data, ax=ax0, title="", legend=False)
+    ax = sef.power_curve(result=data, ax=ax0, title="", legend=False)
     assert ax is ax0 and ax.get_title() == "" and ax.get_legend() is None
     assert [line.get_label() for line in ax.lines][:3] == ["r1 vs r0", "r2 vs r0", "r2 vs r1"]
     assert len(ax.lines) == 4
@@ -247,24 +247,24 @@ def test_stability_curve_lines_band_and_labels(three_runs):
 def test_stability_curve_from_result_and_options(three_runs):
     res = sef.stability(per_query=three_runs, sizes=[5, 15], n_samples=100)
     assert isinstance(res, Stability)
-    ax = sef.stability_curve(per_query=res, statistic="median", band=None, threshold=None)
+    ax = sef.stability_curve(result=res, statistic="median", band=None, threshold=None)
     assert [line.get_label() for line in ax.lines] == ["nDCG@10"]
     assert not [c for c in ax.collections if isinstance(c, PolyCollection)]
     assert ax.lines[0].get_ydata().tolist() == res.summary["tau_median"].to_list()
-    ax = sef.stability_curve(per_query=res.summary.to_pandas(), band=(0.25, 0.75))
+    ax = sef.stability_curve(result=res.summary.to_pandas(), band=(0.25, 0.75))
     assert len([c for c in ax.collections if isinstance(c, PolyCollection)]) == 1
     with pytest.raises(SearchEvalError, match="tau_q10"):
-        sef.stability_curve(per_query=res, band=(0.1, 0.9))
+        sef.stability_curve(result=res, band=(0.1, 0.9))
     with pytest.raises(InvalidOptionError, match=r"stability_curve\(statistic="):
-        sef.stability_curve(per_query=res, statistic="max")
+        sef.stability_curve(result=res, statistic="max")
     with pytest.raises(InvalidOptionError, match=r"stability_curve\(threshold="):
-        sef.stability_curve(per_query=res, threshold=2)
+        sef.stability_curve(result=res, threshold=2)
     with pytest.raises(InvalidOptionError, match=r"stability_curve\(band="):
-        sef.stability_curve(per_query=res, band=(0.1, 1.5))
+        sef.stability_curve(result=res, band=(0.1, 1.5))
     with pytest.raises(SearchEvalError, match="two quantiles"):
-        sef.stability_curve(per_query=res, band=0.5)
+        sef.stability_curve(result=res, band=0.5)
     with pytest.raises(SearchEvalError, match="not in the data"):
-        sef.stability_curve(per_query=res, measure="AP")
+        sef.stability_curve(result=res, measure="AP")
 
 
 # --------------------------------------------------------------------------- issue 26
