@@ -123,7 +123,7 @@ def per_query_of(func: str, runs: Any, qrels: Any, measures: Any, per_query: Any
     wanted = [measures] if isinstance(measures, str) else list(measures)
     values = evaluate(runs, qrels, wanted, per_query=True, columns=columns,
                       # (with "error", absent queries stay absent, for the pairing to report)
-                      missing="zero" if missing == "zero" else "skip",  # type: ignore[arg-type]
+                      missing="zero" if missing == "zero" else "skip",
                       **dict(evaluate_options or {}))
     return values, None
 

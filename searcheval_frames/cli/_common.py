@@ -79,8 +79,7 @@ def read_runs(
         # name those runs after their files
         print("searcheval: note: several runs have the same tag; naming runs after their "
               "files (use --name-from file to always do so)", file=sys.stderr)
-        parts = [read_run(p, name_from="file", columns=columns)  # type: ignore[arg-type]
-                 for p in paths]
+        parts = [read_run(p, name_from="file", columns=columns) for p in paths]
         flat = [p.get_column("run")[0] for p in parts]
         if len(flat) != len(set(flat)):
             raise DuplicateRowsError(

@@ -237,7 +237,8 @@ class TradeoffDisplay(Display):
         that band is too narrow, above 1, where no curve goes."""
         from matplotlib.transforms import ScaledTranslation
 
-        renderer = ax.figure.canvas.get_renderer()
+        fig: Any = ax.figure
+        renderer = fig.canvas.get_renderer()
         left_edge = ax.get_window_extent(renderer).x0
         span = ax.transData.inverted().transform([(0, 0), (0, 1)])
         per_px = abs(span[1][1] - span[0][1])  # data units per pixel
