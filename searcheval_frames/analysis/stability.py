@@ -353,11 +353,7 @@ def stability(
                                    columns=columns, evaluate_options=evaluate_options)
     data = load_paired(fn, values, measure, missing, columns)
     if sizes is not None:
-        items = list(sizes) if isinstance(sizes, Sequence | np.ndarray) else [sizes]
-        size_list = [check_int(fn, "sizes", int(s) if isinstance(s, np.integer) else s,
-                               minimum=1, example="sizes=[10, 20, 30]") for s in items]
-        if not size_list:
-            raise InvalidOptionError("stability(sizes=[]): give at least one size, or None")
+        size_list = _size_list(fn, sizes)
     rows: list[dict[str, Any]] = []
     swap_rows: list[dict[str, Any]] = []
     for m in data.measures:
@@ -440,6 +436,16 @@ def _swap_rows(m: str, s: int, edges: np.ndarray, nswap: np.ndarray,
              "n_comparisons": int(ncomp[b]), "n_swaps": int(nswap[b]),
              "swap_rate": float(nswap[b] / ncomp[b]) if ncomp[b] else None}
             for b in range(edges.size - 1)]
+
+
+def _size_list(fn: str, sizes: Any) -> list[int]:
+    """``stability``'s ``sizes=``: one size or several, each an integer >= 1."""
+    items = list(sizes) if isinstance(sizes, Sequence | np.ndarray) else [sizes]
+    size_list = [check_int(fn, "sizes", int(s) if isinstance(s, np.integer) else s,
+                           minimum=1, example="sizes=[10, 20, 30]") for s in items]
+    if not size_list:
+        raise InvalidOptionError("stability(sizes=[]): give at least one size, or None")
+    return size_list
 
 
 def _warn_untestable(fn: str, measure: str, d: np.ndarray) -> None:
