@@ -16,7 +16,7 @@ nothing. Reopening a widget on the same store resumes at the first unlabelled
 document.
 
 >>> import searcheval_frames as sef  # doctest: +SKIP
->>> w = sef.label_widget("labels/alice.jsonl", pool, queries=queries, docs=docs,
+>>> w = sef.label_widget(pool, store="labels/alice.jsonl", queries=queries, docs=docs,
 ...                      assessor="alice")  # doctest: +SKIP
 >>> w  # displays it; or label in code: w.label(2)  # doctest: +SKIP
 """
