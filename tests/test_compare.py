@@ -245,7 +245,7 @@ def test_runs_and_qrels_mode_matches_per_query_mode():
                           "relevance": [1, 1, 1]})
     with warnings.catch_warnings():
         warnings.simplefilter("ignore")  # query 3 has no results: scored 0
-        cmp = sef.compare(run, baseline="x", qrels=qrels, measures=["RR", "P@1"])
+        cmp = sef.compare(run, qrels, baseline="x", measures=["RR", "P@1"])
         pq = sef.evaluate(run, qrels, ["RR", "P@1"], per_query=True)
     direct = sef.compare(per_query=pq, baseline="x")
     assert cmp.to_polars().equals(direct.to_polars())
@@ -282,7 +282,7 @@ def test_trec_dl_neural_gaps_are_significant_rm3_is_not(year):
         name: read_trec_run(shared_path("trec_dl_passage", "runs", f"run.{year}-passage.{name}.txt"))
         for name in ["bm25", "bm25-rm3", *NEURAL]
     }
-    cmp = sef.compare(runs, baseline="bm25", qrels=qrels, measures=["nDCG@10"], seed=1)
+    cmp = sef.compare(runs, qrels, baseline="bm25", measures=["nDCG@10"], seed=1)
     out = {r["run"]: r for r in cmp.to_polars().iter_rows(named=True)}
     for name in NEURAL:
         assert out[name]["significant"], name
@@ -311,7 +311,7 @@ def test_trec_dl_neural_gaps_are_significant_rm3_is_not(year):
 
     # other tests agree on the verdicts
     for test in ("wilcoxon", "permutation"):
-        other = sef.compare(runs, baseline="bm25", qrels=qrels, measures=["nDCG@10"],
+        other = sef.compare(runs, qrels, baseline="bm25", measures=["nDCG@10"],
                             test=test, n_resamples=5000)
         sig = dict(zip(other.to_polars()["run"], other.to_polars()["significant"], strict=True))
         assert all(sig[n] for n in NEURAL) and not sig["bm25-rm3"], test

@@ -351,7 +351,7 @@ def test_query_diff_matches_compare_wtl_and_pandas_kind():
     runs = sef.read_run(RUNS)
     d = sef.query_diff(runs.to_pandas(), sef.read_qrels(QRELS), baseline="bm25", measure="AP")
     assert isinstance(d, pd.DataFrame) and list(d["delta"]) == sorted(d["delta"])
-    cmp = sef.compare(runs, baseline="bm25", qrels=QRELS, measures=["AP"], n_resamples=100)
+    cmp = sef.compare(runs, QRELS, baseline="bm25", measures=["AP"], n_resamples=100)
     row = cmp.frame.row(0, named=True)
     assert (d["outcome"] == "win").sum() == row["wins"]
     assert (d["outcome"] == "loss").sum() == row["losses"]
