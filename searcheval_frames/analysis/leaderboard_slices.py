@@ -46,6 +46,7 @@ from typing import Any
 import numpy as np
 import polars as pl
 
+from .._deprecation import outside_stacklevel
 from ..core.slicing import attach_slices, slice_keys
 from ..errors import EmptyInputError, SearchEvalWarning
 from ..frames import Kind, to_native
@@ -241,4 +242,4 @@ def _warn(lb: SlicedLeaderboard, mats: list[tuple]) -> None:
         parts.append("cannot be tested (p-values and intervals NaN): " + "; ".join(untested[:6]))
     if parts:
         warnings.warn(f"leaderboard(by=...) on {lb.measure}: " + ". ".join(parts) + ".",
-                      SearchEvalWarning, stacklevel=4)
+                      SearchEvalWarning, stacklevel=outside_stacklevel())

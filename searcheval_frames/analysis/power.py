@@ -45,7 +45,7 @@ from typing import Any, Literal
 import numpy as np
 import polars as pl
 
-from .._deprecation import old_spelling
+from .._deprecation import old_spelling, outside_stacklevel
 from ..errors import InvalidOptionError, SearchEvalWarning
 from ..frames import to_native
 from ..options import check_choice, check_float, check_int, check_optional_int
@@ -221,7 +221,7 @@ def _pair_sd(d: np.ndarray, sd_mode: str | float, pooled: float | None, pair: st
         warnings.warn(
             f"power: {pair}: the per-query differences have no "
             "spread (sd = 0), so power is undefined; the row holds NaN.",
-            SearchEvalWarning, stacklevel=4)
+            SearchEvalWarning, stacklevel=outside_stacklevel())
         s = float("nan")
     return s
 

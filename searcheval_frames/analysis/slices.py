@@ -34,6 +34,7 @@ from typing import Any
 import numpy as np
 import polars as pl
 
+from .._deprecation import outside_stacklevel
 from ..core.slicing import attach_slices, slice_keys
 from ..errors import EmptyInputError, SearchEvalWarning
 from ..frames import Kind, to_native
@@ -220,4 +221,4 @@ def _warn_small(frame: pl.DataFrame, names: list[str], min_queries: int, alpha: 
         f"compare(by=...): slices with fewer than {min_queries} queries have little power "
         f"(paired t-test, alpha={alpha}, power={power}): " + "; ".join(parts)
         + ". Read their deltas as anecdotes, or label more queries of those slices.",
-        SearchEvalWarning, stacklevel=4)
+        SearchEvalWarning, stacklevel=outside_stacklevel())

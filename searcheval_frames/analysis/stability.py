@@ -29,7 +29,7 @@ from typing import Any, Literal, NamedTuple
 import numpy as np
 import polars as pl
 
-from .._deprecation import old_spelling
+from .._deprecation import old_spelling, outside_stacklevel
 from ..errors import InvalidOptionError
 from ..frames import to_native
 from ..options import check_choice, check_float, check_int, check_optional_int
@@ -371,7 +371,7 @@ def stability(
         if nq < MIN_QUERIES:
             warnings.warn(f"stability: measure {m!r} has {nq} queries (too few queries; at "
                           f"least {MIN_QUERIES}); its τ and swap rates are NaN.", UserWarning,
-                          stacklevel=2)
+                          stacklevel=outside_stacklevel())
         i, j = np.triu_indices(nr, 1)
         if not isinstance(bins, Sequence | np.ndarray):
             top = float(np.abs(full[i] - full[j]).max()) or 1.0
@@ -456,4 +456,4 @@ def _warn_untestable(fn: str, measure: str, d: np.ndarray) -> None:
         kinds = ", ".join(f"{bad.count(r)} {r}" for r in dict.fromkeys(bad))
         warnings.warn(f"{fn}: {len(bad)} of {len(reasons)} run pairs on {measure!r} cannot be "
                       f"tested ({kinds}); their p-values are NaN and they count as not "
-                      "significant.", UserWarning, stacklevel=3)
+                      "significant.", UserWarning, stacklevel=outside_stacklevel())

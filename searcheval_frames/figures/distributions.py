@@ -18,7 +18,7 @@ from typing import TYPE_CHECKING, Any, Literal
 import numpy as np
 import polars as pl
 
-from .._deprecation import old_spelling
+from .._deprecation import old_spelling, outside_stacklevel
 from ..analysis.calling import per_query_of
 from ..errors import EmptyInputError, InvalidOptionError, SearchEvalWarning
 from ..frames.display import shorten
@@ -98,7 +98,7 @@ def _paired_deltas(sub: pl.DataFrame, other: str, base: str) -> pl.DataFrame:
             f"{base!r}; the missing score counts 0 (as trec_eval -c): "
             f"{', '.join(repr(i) for i in ids[:5])}{' ...' if len(ids) > 5 else ''}",
             SearchEvalWarning,
-            stacklevel=4,
+            stacklevel=outside_stacklevel(),
         )
     return (
         both.with_columns(pl.col("value", "baseline_value").fill_null(0.0))
