@@ -22,6 +22,7 @@ from searcheval_frames.errors import (
     InvalidScoreError,
     MissingColumnError,
     SearchEvalError,
+    SearchEvalWarning,
 )
 
 
@@ -196,8 +197,9 @@ def test_dict_of_per_query_frames_and_measure_selection():
     assert cmp.to_polars().equals(full)
 
 
-def test_default_baseline_is_the_first_run():
-    cmp = sef.compare(per_query=random_frame())
+def test_default_baseline_is_the_first_run_with_a_warning_naming_it():
+    with pytest.warns(SearchEvalWarning, match="no baseline= given; using 'base'.*'a', 'b'"):
+        cmp = sef.compare(per_query=random_frame())
     assert cmp.baselines == ["base"]
 
 
@@ -231,7 +233,7 @@ def test_sef_compare_stays_the_function_after_importing_the_module():
     from searcheval_frames.analysis.compare import compare as fn
 
     assert sef.compare.__wrapped__ is fn  # (sef's checks unknown keywords around it)
-    assert isinstance(sef.compare(per_query=random_frame()), Comparison)
+    assert isinstance(sef.compare(per_query=random_frame(), baseline="base"), Comparison)
 
 
 def test_runs_and_qrels_mode_matches_per_query_mode():

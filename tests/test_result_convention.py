@@ -65,7 +65,7 @@ def results(data: pl.DataFrame | pd.DataFrame, lab: pl.DataFrame | pd.DataFrame,
         "merge_labels": sef.merge_labels(lab, policy="max"),
         "agreement": sef.agreement(lab),
         "optimize_fusion": sef.optimize_fusion(runs, qrels, "nDCG@5", "wsum", grid=0.5),
-        "compare": sef.compare(per_query=data),
+        "compare": sef.compare(per_query=data, baseline="r0"),
     }
 
 
@@ -151,9 +151,9 @@ def test_compare_refuses_contradictory_inputs(call, match):
 
 def test_compare_keeps_the_per_query_input_kind():
     pq = per_query()
-    assert isinstance(sef.compare(per_query=pq.to_pandas()).frame, pd.DataFrame)
+    assert isinstance(sef.compare(per_query=pq.to_pandas(), baseline="r0").frame, pd.DataFrame)
     runs, qrels = runs_and_qrels()
-    cmp = sef.compare(runs.to_pandas(), qrels=qrels, measures="P@5")
+    cmp = sef.compare(runs.to_pandas(), qrels, "P@5", baseline="bm25")
     assert isinstance(cmp.frame, pd.DataFrame)
 
 

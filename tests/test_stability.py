@@ -157,7 +157,8 @@ def test_quantile_columns_and_comparison_input():
     summary, _ = sef.stability(per_query=pq, sizes=[6], n_samples=200,
                                quantiles=[0.025, 0.5, 0.975])
     assert {"tau_q2.5", "tau_q50", "tau_q97.5"} <= set(summary.columns)
-    via_cmp, _ = sef.stability(per_query=sef.compare(per_query=pq), sizes=[6], n_samples=200,
+    cmp = sef.compare(per_query=pq, baseline="r0")
+    via_cmp, _ = sef.stability(per_query=cmp, sizes=[6], n_samples=200,
                                quantiles=[0.025, 0.5, 0.975])
     assert via_cmp.equals(summary)
 
