@@ -68,11 +68,11 @@ def names_list(value: Any) -> bool:
 
 def per_query_first(*, runs_names: bool = False) -> Callable[[tuple, dict], bool]:
     """``is_old`` of a function whose first parameter held per-query values: a call whose
-    first positional argument (or ``data=``) is per-query values; ``runs_names``: also a
-    ``runs=`` holding run names (the old selection of runs to draw)."""
+    first positional argument is per-query values; ``runs_names``: also a ``runs=``
+    holding run names (the old selection of runs to draw)."""
 
     def is_old(args: tuple, kwargs: dict) -> bool:
-        if "data" in kwargs or (runs_names and names_list(kwargs.get("runs"))):
+        if runs_names and names_list(kwargs.get("runs")):
             return True
         return bool(args) and "per_query" not in kwargs and looks_per_query(
             args[0], kwargs.get("columns"))
