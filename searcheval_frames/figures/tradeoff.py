@@ -238,13 +238,15 @@ class TradeoffDisplay(Display):
         from matplotlib.transforms import ScaledTranslation
 
         fig: Any = ax.figure
+        if fig.get_layout_engine() is not None:  # measure the axes where they will be
+            fig.get_layout_engine().execute(fig)
         renderer = fig.canvas.get_renderer()
         left_edge = ax.get_window_extent(renderer).x0
         span = ax.transData.inverted().transform([(0, 0), (0, 1)])
         per_px = abs(span[1][1] - span[0][1])  # data units per pixel
         pairs = list(zip(marks, self.texts_, strict=True))
         moved = [t for m, t in sorted(pairs, key=lambda mt: -mt[0][0])
-                 if t.get_ha() == "right" and t.get_window_extent(renderer).x0 < left_edge + 2]
+                 if t.get_ha() == "right" and t.get_window_extent(renderer).x0 < left_edge]
         if not moved:
             return
         half = moved[0].get_window_extent(renderer).height / 2 * per_px
