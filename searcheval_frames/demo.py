@@ -52,10 +52,10 @@ def _pool(results: list[Any], qrels: pl.DataFrame) -> None:
     from .evalset.pooling import coverage, pool
 
     both = results[0] + results[1]
-    todo = pool(both, 20, qrels=qrels)
+    todo = pool(both, qrels, depth=20)
     cov = coverage(both, qrels, 20)
     print(f"\nPool of the two runs' top 20: {todo.height} (query, document) pairs have no "
-          "label yet (sef.pool(..., qrels=) lists them for labelling); coverage of the "
+          "label yet (sef.pool(runs, qrels) lists them for labelling); coverage of the "
           "bundled labels (sef.coverage):")
     print(_table(cov.select("run", "retrieved", "judged", "holes", "judged_at_k")))
 
@@ -72,6 +72,7 @@ def _report(example: Path, results: list[Any], out: str) -> int:
     with warnings.catch_warnings():
         warnings.simplefilter("ignore")  # the data banner shows the notes in the report
         rep = report(results[0] + results[1], example / "qrels.txt", baseline="bm25",
+                     relevance_level=1,  # the level the demo means (label >= 1): a choice
                      queries=example / "queries.tsv", docs=example / "docs.jsonl",
                      title="Example: does reranking BM25 help? (live systems)",
                      command="make demo")

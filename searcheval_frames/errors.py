@@ -149,8 +149,10 @@ class FileAccessError(SearchEvalError):
         super().__init__(message)
 
 
-class UnknownOptionError(SearchEvalError, TypeError):
-    """A keyword argument no function of the call accepts (also a ``TypeError``)."""
+class UnknownOptionError(InvalidOptionError, TypeError):
+    """A keyword argument no function of the call accepts: an :class:`InvalidOptionError`
+    naming the closest valid name (also a ``TypeError``, as Python's own error for an
+    unexpected keyword argument)."""
 
 
 # --- issue #19: each error names its cause -----------------------------------------

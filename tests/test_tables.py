@@ -34,7 +34,7 @@ def seed_like():
 
 @pytest.fixture(scope="module")
 def cmp():
-    return sef.compare(seed_like(), baseline="before")
+    return sef.compare(per_query=seed_like(), baseline="before")
 
 
 def three_runs():
@@ -92,14 +92,14 @@ def test_negative_and_nonsignificant_deltas_are_coloured_differently():
         pl.when(pl.col("run") == "c").then(pl.col("value") - 0.6).otherwise(pl.col("value"))
         .alias("value")
     )
-    html = sef.compare(worse, baseline="a_base").to_html()
+    html = sef.compare(per_query=worse, baseline="a_base").to_html()
     assert "color:#cf222e;font-weight:600" in html
     flip = pl.Series(np.tile([0.3, -0.3], 60))
     noisy = pq.with_columns(
         pl.when(pl.col("run") == "b").then(pl.col("value") - 0.15 + flip)
         .otherwise(pl.col("value")).alias("value")
     )
-    cmp = sef.compare(noisy, baseline="a_base")
+    cmp = sef.compare(per_query=noisy, baseline="a_base")
     html = cmp.to_html()
     # a change the test cannot tell from zero is not tinted: one coloured cell per
     # significant delta, the rest neutral
@@ -109,7 +109,7 @@ def test_negative_and_nonsignificant_deltas_are_coloured_differently():
 
 
 def test_all_pairs_superscripts_like_ranx():
-    cmp = sef.compare(three_runs(), pairs="all")
+    cmp = sef.compare(per_query=three_runs(), pairs="all")
     md = cmp.to_markdown(columns=["mean"], legend=False)
     rows = {line.split(" | ")[1]: line for line in md.splitlines()[2:]}
     assert "<sup>" not in rows["a_base"]
@@ -119,24 +119,25 @@ def test_all_pairs_superscripts_like_ranx():
 
 
 def test_latex_booktabs_superscripts_and_escaping():
-    cmp = sef.compare(three_runs(), pairs="all")
+    cmp = sef.compare(per_query=three_runs(), pairs="all")
     tex = cmp.to_latex(columns=["mean"], caption="Effectiveness.", label="tab:cmp")
     for token in [r"\begin{table}", r"\toprule", r"\midrule", r"\bottomrule",
                   r"\begin{tabular}{llr}", r"\label{tab:cmp}", r"\caption{Effectiveness. Bold"]:
         assert token in tex
     assert r"a\_base" in tex
     assert re.search(r"c & c & \\textbf\{0\.\d{3}\}\$\^\{ab\}\$ \\\\", tex)
-    two = sef.compare(seed_like(), baseline="before").to_latex()
+    two = sef.compare(per_query=seed_like(), baseline="before").to_latex()
     assert r"\multicolumn{2}{c}{P@5}" in two and r"\cmidrule(lr){3-4}" in two
     assert r"+0.130 (+20.0\%)$^{*}$" in two
     assert r"$\Delta$ abs (rel)" in two
-    body = sef.compare(seed_like(), baseline="before").to_latex(environment=False, legend=False)
+    body = sef.compare(per_query=seed_like(), baseline="before").to_latex(environment=False,
+                                                                          legend=False)
     assert body.startswith(r"\begin{tabular}") and r"\caption" not in body
 
 
 def test_latex_negative_numbers_use_math_minus():
     pq = seed_like()
-    cmp = sef.compare(pq, baseline="after")
+    cmp = sef.compare(per_query=pq, baseline="after")
     tex = cmp.to_latex(layout="before_after", columns=["delta"])
     assert r"$-$0.130 ($-$16.7\%)" in tex
 
@@ -150,7 +151,7 @@ def test_to_frame_plain_strings_in_callers_kind(cmp):
     wide = cmp.table().to_frame()
     assert wide.columns[:4] == ["#", "Run", "P@5", "P@5 Δ abs (rel)"]
     assert wide.row(1)[2] == "0.780ᵃ"
-    pd_cmp = sef.compare(seed_like().to_pandas(), baseline="before")
+    pd_cmp = sef.compare(per_query=seed_like().to_pandas(), baseline="before")
     assert isinstance(pd_cmp.table().to_frame(), pd.DataFrame)
     assert isinstance(pd_cmp.table().frame, pd.DataFrame)
 

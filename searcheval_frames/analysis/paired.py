@@ -17,6 +17,7 @@ from typing import Any, NamedTuple
 import numpy as np
 import polars as pl
 
+from .._deprecation import outside_stacklevel
 from ..errors import (
     EmptyInputError,
     InsufficientDataError,
@@ -97,7 +98,7 @@ def load_paired(
     if not isinstance(data, Comparison):  # a Comparison warned when it was made
         for w in caught:
             warnings.warn(str(w.message).replace("compare:", f"{func}:", 1), w.category,
-                          stacklevel=3)
+                          stacklevel=outside_stacklevel())
     matrices: dict[str, np.ndarray] = {}
     for m in chosen:
         wide = (

@@ -18,6 +18,7 @@ from typing import Any, Literal
 
 import polars as pl
 
+from .._deprecation import outside_stacklevel
 from ..errors import FileAccessError, FileFormatError, InvalidOptionError, InvalidRelevanceError
 from ..frames import input_kind, qrels_frame, to_native
 from ..io.write import atomic_write
@@ -133,7 +134,7 @@ class LabelStore:
                 f"LabelStore: {self.path} ends with an incomplete line ({len(self.torn)} bytes, "
                 "a writer was interrupted); it is ignored and will be moved to "
                 f"{self.path.name}.torn on the next append. All complete labels are intact.",
-                stacklevel=2,
+                stacklevel=outside_stacklevel(),
             )
 
     @property
