@@ -118,8 +118,6 @@ _LAZY: dict[str, str] = {
     "generate_queries": "evalset.queryset",
     "GeneratedQueries": "evalset.queryset",
     "audit_queries": "evalset.queryset",
-    "weighted_summary": "core.weights",
-    "weighted_compare": "analysis.weighted",
     # comparisons with structure: replicates (seeds), datasets, variance (issue #35)
     "compare_replicates": "analysis.structured",
     "compare_datasets": "analysis.structured",
@@ -189,6 +187,16 @@ _PASSES_ON: dict[str, tuple[str, str]] = {
 }
 
 
+#: Functions whose ``**options`` also reach other functions for some arguments: compare
+#: and leaderboard with replicate= / dataset= (issue #35) take these functions' options.
+_ALSO_PASSES_ON: dict[str, tuple[tuple[str, str], ...]] = {
+    "compare": (("analysis.structured.replicates", "compare_replicates"),
+                ("analysis.structured.datasets", "compare_datasets")),
+    "leaderboard": (("analysis.structured.ranking", "leaderboard_replicates"),
+                    ("analysis.structured.ranking", "leaderboard_datasets")),
+}
+
+
 def _passed_on(fn: Any) -> list[str] | None:
     """The keyword names ``fn``'s ``**options`` may hold (those of the function it passes
     them to, and so on down); ``None`` when ``fn`` takes no ``**options`` we know."""
@@ -200,6 +208,10 @@ def _passed_on(fn: Any) -> list[str] | None:
     inner = getattr(importlib.import_module(f".{target[0]}", __name__), target[1])
     names = [p.name for p in inspect.signature(inner).parameters.values()
              if p.kind is p.KEYWORD_ONLY]
+    for module, name in _ALSO_PASSES_ON.get(fn.__name__, ()):
+        other = getattr(importlib.import_module(f".{module}", __name__), name)
+        names += [p.name for p in inspect.signature(other).parameters.values()
+                  if p.kind is p.KEYWORD_ONLY]
     return names + (_passed_on(inner) or [])
 
 

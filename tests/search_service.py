@@ -114,6 +114,7 @@ class SearchService:
     def __init__(self, docs: Path | list[dict[str, Any]] = DOCS, *, delay: float = 0.0) -> None:
         self.index = Index(docs)
         self.delay = delay
+        self.in_flight = self.max_in_flight = 0
         self.token: str | None = None  # when set, requests need "Authorization: Bearer <token>"
         self.rules: list[dict[str, Any]] = []
         self.requests: list[dict[str, Any]] = []
@@ -159,6 +160,7 @@ class SearchService:
             self.rules.clear()
             self.requests.clear()
         self.delay = 0.0
+        self.in_flight = self.max_in_flight = 0
         self.token = None
 
     def fault(self, kind: str, *, query: str | None = None, times: int | None = None,
@@ -193,6 +195,20 @@ class SearchService:
             self.requests.append({"t": time.time(), "method": method, "path": path,
                                   "queries": queries, "faults": faults, "status": status,
                                   **extra})
+
+    def service_time(self) -> None:
+        """The fixed service time (``delay``), counting how many requests are in it at
+        once (``max_in_flight``: the client's real concurrency, seen from the server)."""
+        if not self.delay:
+            return
+        with self.lock:
+            self.in_flight += 1
+            self.max_in_flight = max(self.max_in_flight, self.in_flight)
+        try:
+            self.sleep(self.delay)
+        finally:
+            with self.lock:
+                self.in_flight -= 1
 
     def sleep(self, seconds: float) -> None:
         """Sleep, but wake when the service stops (so a hang never outlives a test)."""
@@ -336,7 +352,7 @@ class _Handler(BaseHTTPRequestHandler):
         rule = svc.take_fault(query)
         svc.log(self.command, "/search", [query], [rule and rule["kind"]],
                 int(rule.get("code", 200)) if rule and rule["kind"] == "status" else 200, k=k)
-        svc.sleep(svc.delay) if svc.delay else None
+        svc.service_time()
         if self._fault_response(rule):
             return
         hits = _apply_hit_fault(rule, svc.index.search(query, int(k)))
@@ -353,7 +369,7 @@ class _Handler(BaseHTTPRequestHandler):
         text = es_query_text(body.get("query", {"match_all": {}}))
         rule = svc.take_fault(text)
         svc.log(self.command, path, [text or ""], [rule and rule["kind"]], 200)
-        svc.sleep(svc.delay) if svc.delay else None
+        svc.service_time()
         if self._fault_response(rule):
             return
         hits = _apply_hit_fault(rule, svc.index.search(text, int(body.get("size", 10))))
@@ -375,7 +391,7 @@ class _Handler(BaseHTTPRequestHandler):
         rules = [svc.take_fault(t) for t in texts]
         svc.log(self.command, path, [t or "" for t in texts], [r and r["kind"] for r in rules],
                 200)
-        svc.sleep(svc.delay) if svc.delay else None
+        svc.service_time()
         responses = []
         for (head, body), text, rule in zip(pairs, texts, rules, strict=True):
             if rule and rule["kind"] == "status":

@@ -21,6 +21,10 @@ from searcheval_frames.errors import InvalidOptionError, UnknownOptionError
 OTHER_FIRST = {
     # the frame to collapse is a run or qrels; qrels= is the optional qrels of a run
     "collapse": "the frame to collapse (a run or qrels)",
+    # it reads no runs: it makes one per grid point from the system factory, as
+    # retrieve(system, queries) does; qrels=, measures= are keywords (issue #32's spelling
+    # sef.sweep(make_system, grid, queries=, qrels=, measures=))
+    "sweep": "the system factory (what makes the runs), then the grid",
 }
 #: What a third positional parameter after (runs, qrels) may be, besides the measure(s).
 THIRD = {"measures", "measure", "query_id", "depth", "auto", "judge_fn", "queries"}

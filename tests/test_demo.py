@@ -46,7 +46,6 @@ def test_demo_prints_the_seed_numbers_and_writes_the_report(tmp_path):
     html = index.read_text(encoding="utf-8")
     assert "relevance_level_low" not in html and "relevance_level=1 counts" not in html
     assert "0 errors, 1 warning (ties_at_cutoff)" in html  # the data's own finding stays
-    assert "--level 1" in out  # the command it shows says so
 
 
 def test_demo_reports_a_missing_data_folder(tmp_path):

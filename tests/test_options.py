@@ -14,6 +14,8 @@ import polars as pl
 import pytest
 
 import searcheval_frames as sef
+from searcheval_frames.analysis.weighted import weighted_compare
+from searcheval_frames.core.weights import weighted_summary
 from searcheval_frames.errors import InvalidOptionError
 
 RUN = pl.DataFrame({
@@ -120,10 +122,10 @@ def _cases():
                      ("max_chars", 10), ("dry_run", "yes"), ("prompt", "no placeholder")]:
         cases.append(("generate_queries", gq, opt, bad))
     wpq = pl.DataFrame({"run": "a", "query_id": ["1"], "measure": "P@1", "value": [1.0]})
-    ws = lambda **kw: sef.weighted_summary(wpq, {"1": 1.0}, **kw)  # noqa: E731
+    ws = lambda **kw: weighted_summary(wpq, {"1": 1.0}, **kw)  # noqa: E731
     for opt, bad in [("ci", 1.0), ("n_resamples", 10), ("seed", -1)]:
         cases.append(("weighted_summary", ws, opt, bad))
-    wc = lambda **kw: sef.weighted_compare(wpq, {"1": 1.0}, **kw)  # noqa: E731
+    wc = lambda **kw: weighted_compare(wpq, {"1": 1.0}, **kw)  # noqa: E731
     cases.append(("weighted_compare", wc, "ci", 0.0))
     return cases
 

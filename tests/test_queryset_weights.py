@@ -12,6 +12,7 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 import searcheval_frames as sef
+from searcheval_frames.analysis.weighted import weighted_compare
 from searcheval_frames.core.weights import weighted_summary
 from searcheval_frames.errors import IdMismatchError, InvalidOptionError, SearchEvalWarning
 
@@ -124,7 +125,7 @@ def test_weighted_compare_against_numpy():
     pq = pd.DataFrame({"run": ["base"] * n + ["new"] * n,
                        "query_id": [f"q{i}" for i in range(n)] * 2, "measure": "AP",
                        "value": np.concatenate([a, b])})
-    out = sef.weighted_compare(pq, _w(w.tolist()), baseline="base").row(0, named=True)
+    out = weighted_compare(pq, _w(w.tolist()), baseline="base").row(0, named=True)
     assert out["run"] == "new" and out["baseline"] == "base"
     assert out["delta"] == pytest.approx(np.mean(b - a))
     assert out["weighted_delta"] == pytest.approx(np.average(b - a, weights=w))
@@ -137,7 +138,7 @@ def test_weighted_compare_on_the_shared_queries_only():
     pq = pl.DataFrame({"run": ["a"] * 3 + ["b"] * 2, "query_id": ["q0", "q1", "q2", "q0", "q1"],
                        "measure": "P@5", "value": [0.0, 1.0, 0.5, 1.0, 1.0]})
     w = _w([1.0, 3.0, 5.0], stratum=["x", "y", "y"])
-    out = sef.weighted_compare(pq, w, strata="stratum", n_resamples=200).row(0, named=True)
+    out = weighted_compare(pq, w, strata="stratum", n_resamples=200).row(0, named=True)
     assert out["n_queries"] == 2
     assert out["weighted_delta"] == pytest.approx(np.average([1.0, 0.0], weights=[1, 3]))
 

@@ -172,12 +172,17 @@ def test_the_default_cache_asks_nothing_twice_and_a_changed_config_asks_again(
 
 
 def test_concurrency_overlaps_the_service_time(search_service):
+    """max_concurrency=8 keeps up to 8 requests inside the service's 50 ms at once (seen
+    by the server, so the machine's load cannot make this pass or fail; the speed itself
+    is measured in benchmarks/bench_retrieve.py); one at a time without it."""
     search_service.delay = 0.05
-    start = time.perf_counter()
     result = sef.retrieve(simple(search_service), QUERIES, k=5, cache=False, max_concurrency=8)
-    wall = time.perf_counter() - start
-    assert wall < QUERIES.height * 0.05 / 2  # sequential would take 1.9 s
-    assert result.summary()["qps"][0] > 20
+    assert 2 <= search_service.max_in_flight <= 8
+    assert result.latency["status"].eq("ok").all()
+    search_service.reset()
+    search_service.delay = 0.05
+    sef.retrieve(simple(search_service), QUERIES.head(5), k=5, cache=False)
+    assert search_service.max_in_flight == 1
 
 
 def test_the_official_clients_talk_to_the_service(search_service):

@@ -230,7 +230,7 @@ def test_flat_verdict_is_compare_on_seed_averaged_values() -> None:
     res = sef.compare_replicates(per_query=pq, baseline="bm25", replicate="seed",
                                  method="bootstrap", n_resamples=500).to_polars()
     flat = pq.group_by("run", "query_id", "measure").agg(pl.col("value").mean())
-    cmp = sef.compare(flat, baseline="bm25", ci_method="test").to_polars()
+    cmp = sef.compare(per_query=flat, baseline="bm25", ci_method="test").to_polars()
     for run in ("dense", "hybrid"):
         ours = res.filter(pl.col("run") == run).row(0, named=True)
         theirs = cmp.filter(pl.col("run") == run).row(0, named=True)

@@ -120,6 +120,8 @@ class Comparison:
         self.seed = seed
         self.missing = missing
         self.kind = kind
+        #: traffic-weighted Δ beside Δ per query (``compare(weights=)``), else None
+        self.weighted: pl.DataFrame | None = None
 
     # -- frames
     @property
@@ -277,6 +279,7 @@ def compare(
     test_options: Mapping[str, Any] | None = None,
     queries: Any = None, by: Any = None, min_queries: int = 20, power: float = 0.8,
     unjudged: Literal["nonrelevant", "relevant", "judge"] | None = None,
+    replicate: str | None = None, dataset: str | None = None, weights: Any = None,
     **evaluate_options: Any,
 ) -> Comparison:
     """Compare runs against baseline(s) query by query, with significance tests.
@@ -343,6 +346,18 @@ def compare(
         at ``power``.
     unjudged
         How unjudged documents count, see :mod:`~searcheval_frames.analysis.holes`.
+    replicate, dataset
+        Comparisons with structure (:mod:`~searcheval_frames.analysis.structured`): a
+        column of the runs naming each system's seed or repeat (a mixed model or a
+        hierarchical bootstrap, :func:`~searcheval_frames.compare_replicates`; its
+        ``method=``, ``engine=`` pass through), or a column of the runs and the qrels
+        naming each query's dataset (per dataset and aggregated,
+        :func:`~searcheval_frames.compare_datasets`; ``aggregate=``, ``mixed=``).
+    weights
+        The test queries' traffic weights (a :func:`~searcheval_frames.sample_queries`
+        result, a frame ``query_id, weight``, a dict, or a column of ``queries``): the
+        result's ``.weighted`` holds Δ per search (Hájek) with its design-bootstrap
+        interval beside Δ per query (:func:`~searcheval_frames.analysis.weighted.weighted_compare`).
     **evaluate_options
         Passed to ``evaluate`` in runs + qrels mode (``relevance_level=2`` ...).
 
@@ -369,7 +384,10 @@ def compare(
     <BLANKLINE>
     Δ abs (rel): absolute difference after − before, and relative change in % of before. ...
     """
-    if by is not None or queries is not None:  # compare within each slice of the queries
+    if replicate is not None or dataset is not None:  # seeds, datasets (issue #35)
+        from .structured.calls import structured_compare
+        return structured_compare(dict(locals()))
+    if by is not None or (queries is not None and weights is None):  # within each slice
         from .slices import by_slice
         return by_slice(compare, dict(locals()))  # type: ignore[return-value]
     test, correction, ci_method = _check_options(  # type: ignore[assignment]
@@ -400,13 +418,18 @@ def compare(
                             correction=correction, alpha=alpha, ci=ci, ci_method=ci_method,
                             n_resamples=n_resamples, options=dict(test_options or {}),
                             tukey_rows=tukey_rows)
-    return Comparison(
+    cmp = Comparison(
         frame, means=means, per_query=paired.select("run", "query_id", "measure", "value"),
         runs=order, baselines=baselines, measures=measure_list, pairs=pairs, test=test,
         alternative=alternative, correction=correction, family=family, alpha=float(alpha),
         ci=float(ci), ci_method=ci_method, n_resamples=int(n_resamples), seed=seed,
         missing=missing, kind=kind,
     )
+    if weights is not None:  # Δ per search beside Δ per query (issue #34)
+        from .weighted import weighted_compare
+        cmp.weighted = weighted_compare(cmp.per_query, weights, baseline=baselines,
+                                        queries=queries, seed=seed, ci=ci, func="compare")
+    return cmp
 
 
 def _check_options(*, test: str, correction: str | None, ci_method: str, alternative: str,

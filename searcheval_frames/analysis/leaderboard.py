@@ -58,6 +58,8 @@ def leaderboard(
     min_queries: int = 20,
     family: str = "all",
     power: float = 0.8,
+    replicate: str | None = None,
+    dataset: str | None = None,
     **evaluate_options: Any,
 ) -> Leaderboard:
     """Rank runs on one measure with all pairs tested as one family.
@@ -96,6 +98,11 @@ def leaderboard(
         With ``by``: ``"all"`` (default) controls the family-wise error over every
         pair of every slice (each slice tested at ``alpha / S``, ``S`` testable
         slices: p-values ``min(1, S·p)``); ``"slice"``: each slice is its own family.
+    replicate, dataset
+        Leaderboards with structure (:mod:`~searcheval_frames.analysis.structured`):
+        seeds per system (:func:`~searcheval_frames.leaderboard_replicates`; its
+        ``method=`` passes through) or datasets (rank intervals and tied groups across
+        them, :func:`~searcheval_frames.leaderboard_datasets`; ``aggregate=``).
 
     Returns
     -------
@@ -131,6 +138,9 @@ def leaderboard(
         raise InvalidOptionError(f"leaderboard(measure={measure!r}): must be one measure "
                                  f"name; got {measure!r}. Example: measure='nDCG@10'")
     check_optional_int("leaderboard", "seed", seed, minimum=0, example="seed=0")
+    if replicate is not None or dataset is not None:  # seeds, datasets (issue #35)
+        from .structured.calls import structured_leaderboard
+        return structured_leaderboard(dict(locals()))
     if by is not None or queries is not None:  # one leaderboard per slice of the queries
         from .leaderboard_slices import by_slice
 

@@ -68,6 +68,8 @@ def evaluate(
     queries: Any = None,
     by: Any = None,
     ties: Literal["trec_eval", "given_order", "bounds"] = "trec_eval",
+    dataset: str | None = None,
+    weights: Any = None,
 ) -> Any:
     """Evaluate one or many runs against relevance labels.
 
@@ -119,6 +121,17 @@ def evaluate(
         (the run's ``rank`` column, else its row order, as ranx) or ``"bounds"`` (adds
         the pessimistic and optimistic values over all orders of the ties: ``low``,
         ``high`` and ``tie_spread = high - low``).
+    dataset
+        A column of the runs **and** the qrels naming each query's dataset (query set,
+        collection; issue #35): each dataset's runs are evaluated against its own
+        qrels (a query is the pair ``(dataset, query_id)``), one row per ``run,
+        <dataset>, measure`` with ``n_queries``; see :mod:`searcheval_frames.core.structured`.
+    weights
+        The test queries' traffic weights (a :func:`~searcheval_frames.sample_queries`
+        result, a frame ``query_id, weight``, a dict, or a column of ``queries``; issue
+        #34): the summary gets ``weighted_value`` (the Hájek mean per search) with its
+        design-bootstrap ``ci_low``/``ci_high`` beside ``value`` (the mean per query);
+        see :mod:`searcheval_frames.core.weights`. Not with ``by=``.
 
     Returns
     -------
@@ -141,6 +154,18 @@ def evaluate(
     opts = EvalOptions(relevance_level=relevance_level, missing=missing, depth=depth,
                        compat=compat, names=names, judged_only=judged_only,
                        per_query=per_query, strategy=strategy, ties=ties)
+    if weights is not None and by is not None:
+        raise option_error("evaluate", "weights", "...", "weights= averages over all the "
+                           "test queries; it does not combine with by= slices",
+                           "evaluate(run, qrels, ['nDCG@10'], weights=sample)")
+    if dataset is not None or weights is not None:
+        args = dict(locals())
+        del args["opts"]
+        from .structured import evaluate_datasets, evaluate_weighted
+
+        if dataset is not None:  # a query is (dataset, query_id): issue #35
+            return evaluate_datasets(evaluate, args)
+        return evaluate_weighted(evaluate, args)  # the average search: issue #34
     if by is not None or queries is not None:  # slices: per query, then per slice
         args = dict(locals())
         del args["opts"]

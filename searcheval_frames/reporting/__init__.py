@@ -21,8 +21,8 @@ from .build import DEFAULT_MEASURES, ReportData, build
 from .document import Report
 from .judges import add_judge_sections
 from .latency import add_latency_sections
-from .weighted import add_weighted_sections
 from .structured import add_structured_sections, prepare_structured
+from .weighted import add_weighted_sections
 
 __all__ = ["DEFAULT_MEASURES", "Report", "ReportData", "report"]
 

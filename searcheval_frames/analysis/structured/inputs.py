@@ -29,7 +29,6 @@ from typing import Any
 import polars as pl
 
 from ...core.evaluate import check_evaluate_options, evaluate
-from ...core.results import summarize
 from ...errors import (
     DuplicateRowsError,
     EmptyInputError,
@@ -39,7 +38,7 @@ from ...errors import (
     MissingColumnError,
     format_rows,
 )
-from ...frames import Kind, input_kind, is_path, to_native, to_polars
+from ...frames import is_path, to_polars
 
 __all__ = ["complete_grid", "evaluate_datasets", "structured_values"]
 
@@ -198,16 +197,6 @@ def evaluate_datasets(runs: Any, qrels: Any, measures: Any, *, dataset: str,
     >>> evaluate_datasets(run, qrels, "P@1", dataset="ds").rows()
     [('run', 'a', 'P@1', 1, 1.0), ('run', 'b', 'P@1', 1, 0.0)]
     """
-    kind: Kind = input_kind(runs)
-    pq = structured_values(runs, qrels, measures, dataset=dataset, func="evaluate_datasets",
-                           own=evaluate_datasets, **evaluate_options)
-    if per_query:
-        return to_native(pq, kind)
-    parts = []
-    for (name,), sub in pq.group_by(dataset, maintain_order=True):
-        n = sub.group_by("run").agg(pl.col("query_id").n_unique().cast(pl.Int64)
-                                    .alias("n_queries"))
-        agg = summarize(sub.drop(dataset)).join(n, on="run", how="left")
-        parts.append(agg.with_columns(pl.lit(name, pl.String).alias(dataset)))
-    out = pl.concat(parts).select("run", dataset, "measure", "n_queries", "value")
-    return to_native(out, kind)
+    check_evaluate_options("evaluate_datasets", evaluate_options, own=evaluate_datasets)
+    return evaluate(runs, qrels, measures, dataset=dataset, per_query=per_query,
+                    **evaluate_options)
