@@ -32,6 +32,7 @@ __all__ = [
     "PluginError",
     "SearchEvalError",
     "SearchEvalWarning",
+    "StoreUnavailableError",
     "UnknownMeasureError",
     "UnknownOptionError",
     "UnsupportedInputError",
@@ -193,3 +194,8 @@ class LabelConflictError(SearchEvalError):
 
 class PluginError(SearchEvalError):
     """A measure plugin (a ``--plugin`` file or an entry point) that fails to load."""
+
+
+class StoreUnavailableError(SearchEvalError):
+    """The label database cannot be reached (a PostgreSQL server that went away): nothing
+    was saved; the store reconnects on its next call."""

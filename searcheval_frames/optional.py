@@ -34,6 +34,7 @@ EXTRAS: dict[str, tuple[str, ...]] = {
     "dask": ("dask", "distributed"),
     "judges": ("httpx",),
     "fast": ("numba",),
+    "postgres": ("psycopg",),
 }
 _EXTRA_OF = {mod: extra for extra, mods in EXTRAS.items() for mod in mods}
 

@@ -1,0 +1,91 @@
+"""The label store's current state, computed from its events (polars, no row loops).
+
+* :func:`events_frame`: the events as a frame.
+* :func:`latest_labels`: each assessor's current label per pair (one SQL query).
+* :func:`current_judgements`: the latest judgement per assessor and pair ("can't
+  judge" included), for routing and progress.
+* :func:`settle_adjudicated`: qrels with the reviewed label for each conflict.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from typing import Any
+
+import polars as pl
+
+from ...errors import LabelConflictError, format_rows
+
+__all__ = ["EVENTS_SCHEMA", "current_judgements", "events_frame", "latest_labels",
+           "parse_time", "settle_adjudicated"]
+
+EVENTS_SCHEMA = {"id": pl.Int64, "kind": pl.String, "query_id": pl.String, "doc_id": pl.String,
+                 "assessor": pl.String, "label": pl.Int64, "note": pl.String, "time": pl.String,
+                 "seconds": pl.Float64}
+KEY = ["query_id", "doc_id"]
+
+
+def parse_time(col: str = "time") -> pl.Expr:
+    """The stored ISO 8601 UTC text as a UTC datetime."""
+    return pl.col(col).str.to_datetime("%Y-%m-%dT%H:%M:%S%.fZ", time_zone="UTC", strict=False)
+
+
+def events_frame(backend: Any, kinds: Sequence[str] | None = None) -> pl.DataFrame:
+    """The events (``kinds`` only, when given), oldest first."""
+    cols = ", ".join(EVENTS_SCHEMA)
+    if kinds:
+        marks = ", ".join("?" for _ in kinds)
+        rows = backend.query(f"SELECT {cols} FROM events WHERE kind IN ({marks}) ORDER BY id",
+                             tuple(kinds))
+    else:
+        rows = backend.query(f"SELECT {cols} FROM events ORDER BY id")
+    df = pl.DataFrame(rows, schema=EVENTS_SCHEMA, orient="row")
+    return df.with_columns(parse_time())
+
+
+_LATEST = (
+    "SELECT e.query_id, e.doc_id, e.assessor, e.label, e.time FROM events e JOIN "
+    "(SELECT max(id) AS id FROM events WHERE kind IN ('label', 'retract', 'cant_judge') "
+    "GROUP BY assessor, query_id, doc_id) m ON e.id = m.id WHERE e.kind = 'label' ORDER BY e.id"
+)
+
+
+def latest_labels(backend: Any) -> pl.DataFrame:
+    """``query_id, doc_id, assessor, label, time``: each assessor's current labels."""
+    rows = backend.query(_LATEST)
+    df = pl.DataFrame(rows, schema={"query_id": pl.String, "doc_id": pl.String,
+                                    "assessor": pl.String, "label": pl.Int64,
+                                    "time": pl.String}, orient="row")
+    return df.with_columns(parse_time())
+
+
+def current_judgements(events: pl.DataFrame) -> pl.DataFrame:
+    """The latest judgement event per (assessor, pair), retractions dropped:
+    ``query_id, doc_id, assessor, kind, label, time, seconds``."""
+    return (events.sort("id").group_by(["assessor", *KEY], maintain_order=True).last()
+            .filter(pl.col("kind") != "retract")
+            .select(*KEY, "assessor", "kind", "label", "time", "seconds"))
+
+
+def settle_adjudicated(long: pl.DataFrame, adjudications: pl.DataFrame) -> pl.DataFrame:
+    """Qrels: the latest adjudicated label of a pair, else the label all its assessors
+    agree on; a conflict without an adjudication is a :class:`LabelConflictError`."""
+    adj = (adjudications.sort("id").group_by(KEY, maintain_order=True)
+           .agg(pl.col("label").last().alias("_adj")))
+    stats = long.group_by(KEY, maintain_order=True).agg(
+        pl.col("label").n_unique().alias("_n"), pl.col("label").first().alias("_first"))
+    joined = stats.join(adj, on=KEY, how="left")
+    open_ = joined.filter((pl.col("_n") > 1) & pl.col("_adj").is_null())
+    if open_.height:
+        wide = (long.join(open_.select(KEY), on=KEY, how="semi")
+                .pivot(on="assessor", index=KEY, values="label").sort(KEY))
+        raise LabelConflictError(
+            f"policy='adjudicated': {open_.height} conflicting pair(s) have no adjudicated "
+            f"label yet:\n{format_rows(wide)}\nReview them (label_widget(pool, store=store, "
+            "mode='review')) or store.adjudicate(query_id, doc_id, label), or use another "
+            "policy ('majority', 'max', 'min', 'prefer')."
+        )
+    agreed = joined.select(*KEY, pl.coalesce("_adj", "_first").alias("relevance"))
+    extra = adj.join(stats.select(KEY), on=KEY, how="anti").select(
+        *KEY, pl.col("_adj").alias("relevance"))
+    return pl.concat([agreed, extra]).with_columns(pl.col("relevance").cast(pl.Int64))
