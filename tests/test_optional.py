@@ -44,7 +44,7 @@ TWO_RUNS = (
 FEATURES = {
     "stats": f'sef.compare({TWO_RUNS}, baseline="a", qrels={QRELS}, measures=["P@1"])',
     "plots": f"sef.pr_curve({RUN}, {QRELS})",
-    "labeling": f'sef.label_widget("labels/x.jsonl", {QRELS}, assessor="t")',
+    "labeling": f'sef.label_widget({QRELS}, store="labels/x.jsonl", assessor="t")',
     "spark": 'sef.spark.evaluate(None, None, ["P@1"])',
     "dask": 'sef.dask.evaluate(None, None, ["P@1"])',
 }

@@ -276,6 +276,6 @@ def test_unknown_test_options_and_query_diff_keywords_name_the_function_called()
 def test_bad_label_widget_option_is_refused(tmp_path, option, bad):
     pytest.importorskip("anywidget")
     with pytest.raises(InvalidOptionError) as info:
-        sef.label_widget(tmp_path / "l.jsonl", QRELS, assessor="t", **{option: bad})
+        sef.label_widget(QRELS, store=tmp_path / "l.jsonl", assessor="t", **{option: bad})
     msg = str(info.value)
     assert option in msg and "label_widget" in msg and "got" in msg, msg

@@ -118,7 +118,7 @@ class JournalStore(LabelStore, suffixes=(".jsonl", ".ndjson")):
     [('q1', 'd1', 2)]
     """
 
-    def __init__(  # noqa: D107 - (the class documents it)
+    def __init__(
         self,
         path: str | os.PathLike[str] | None = None,
         *,

@@ -19,16 +19,16 @@ from typing import Any, ClassVar, Literal
 import polars as pl
 
 from ...errors import FileFormatError, InvalidOptionError, InvalidRelevanceError
-from ...options import check_choice, check_int
 from ...frames import input_kind, qrels_frame, to_native
 from ...io.write import atomic_write
+from ...options import check_choice, check_int
 from .._labels import parse_label, pool_pairs
 from ..grades import Grades, grade_names, normalize_grades
 from ..policies import check_policy, settle
+from .exchange import JournalImport, export_journal, import_journal
 from .postgres import PostgresBackend
 from .schema import SCHEMA_VERSION
 from .sqlite import SQLiteBackend
-from .exchange import JournalImport, export_journal, import_journal
 from .state import current_judgements, events_frame, latest_labels, settle_adjudicated
 from .team import assessor_progress, check_assign, conflict_table, query_progress
 
