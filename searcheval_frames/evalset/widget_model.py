@@ -88,6 +88,7 @@ class LabelWidget(anywidget.AnyWidget):
         self._reindex()
         self._mine: dict[tuple[str, str], Any] = {}
         self._judgements = pl.DataFrame()
+        self._leases: pl.DataFrame | None = None
         self._undo: list[tuple[str, str]] = []
         self._shown_at = time.monotonic()
         self._last_try = 0.0
@@ -114,6 +115,7 @@ class LabelWidget(anywidget.AnyWidget):
             self._mine = {(q, d): v for q, d, v in adj.select(*_KEY, "label").iter_rows()}
             return
         self._judgements = self.store.judgements()
+        self._leases = self.store.leases() if self._team else None
         mine = self._judgements.filter(pl.col("assessor") == self.store.assessor)
         self._mine = {(q, d): (v if k == "label" else "x")
                       for q, d, k, v in mine.select(*_KEY, "kind", "label").iter_rows()}
@@ -157,12 +159,14 @@ class LabelWidget(anywidget.AnyWidget):
             cur = self._items[self._pos]["query_id"] if 0 <= self._pos < n else None
             order = routing_order(self._table, self._judgements, self.store.assessor,
                                   per_pair=self._per_pair, assign=self._assign,
-                                  current_query=cur)
+                                  current_query=cur, leases=self._leases)
             return int(order["_pos"][0]) if order.height else -1
         for off in range(n):
             i = (start + off) % n
             if self._key(i) not in self._mine and self._mine_ok(i):
                 return i
+        if self.mode == "review":
+            return -1  # every conflict has its adjudicated label
         return start % n if self._mine_ok(start % n) else -1
 
     def _sync(self) -> None:
@@ -238,6 +242,9 @@ class LabelWidget(anywidget.AnyWidget):
             raise InvalidOptionError(f"index={index}: the pool has {len(self._items)} documents")
         else:
             self._pos = index
+        if self._team and self._pos >= 0 and self.mode == "label" and self._key(
+                self._pos) not in self._mine and getattr(self.store, "backend", None):
+            self.store.lease(*self._key(self._pos))  # reserve it while it is on screen
         self._sync()
 
     def next(self) -> None:

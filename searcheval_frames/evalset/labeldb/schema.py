@@ -2,7 +2,7 @@
 
 One table of events, append-only: every label, retraction, "can't judge", note and
 adjudication is a row with its assessor, its time (UTC, ISO 8601) and the seconds it
-took. ``event_key`` is unique: a random key for a live event (a retried commit adds it
+took; a "lease" marks a pair shown to a team's assessor (see ``team.routing_order``). ``event_key`` is unique: a random key for a live event (a retried commit adds it
 once), a natural key for an imported journal line (importing twice adds nothing).
 ``cache_key`` holds an automatic judge's content-addressed key (the judges' cache).
 ``schema_version`` records the version the database was created or migrated to.
@@ -15,8 +15,9 @@ __all__ = ["EVENT_COLUMNS", "KINDS", "SCHEMA_VERSION", "create_statements"]
 #: the version this code writes; a database at a higher version is refused
 SCHEMA_VERSION = 1
 
-#: what an event records
-KINDS = ("label", "retract", "cant_judge", "note", "adjudicate")
+#: what an event records ("lease": a pair shown to an assessor of a team, reserved for
+#: them a while so that two people are not routed the same pair at once)
+KINDS = ("label", "retract", "cant_judge", "note", "adjudicate", "lease")
 
 #: the columns a new event is inserted with, in order
 EVENT_COLUMNS = ("event_key", "kind", "query_id", "doc_id", "assessor", "label", "note",

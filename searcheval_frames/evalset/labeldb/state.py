@@ -10,13 +10,14 @@
 from __future__ import annotations
 
 from collections.abc import Sequence
+from datetime import UTC, datetime, timedelta
 from typing import Any
 
 import polars as pl
 
 from ...errors import LabelConflictError, format_rows
 
-__all__ = ["EVENTS_SCHEMA", "current_judgements", "events_frame", "latest_labels",
+__all__ = ["EVENTS_SCHEMA", "active_leases", "current_judgements", "events_frame", "latest_labels",
            "parse_time", "settle_adjudicated"]
 
 EVENTS_SCHEMA = {"id": pl.Int64, "kind": pl.String, "query_id": pl.String, "doc_id": pl.String,
@@ -65,6 +66,15 @@ def current_judgements(events: pl.DataFrame) -> pl.DataFrame:
     return (events.sort("id").group_by(["assessor", *KEY], maintain_order=True).last()
             .filter(pl.col("kind") != "retract")
             .select(*KEY, "assessor", "kind", "label", "time", "seconds"))
+
+
+def active_leases(events: pl.DataFrame, seconds: float) -> pl.DataFrame:
+    """Pairs leased (shown to a team's assessor) in the last ``seconds`` and not judged by
+    that assessor since: ``query_id, doc_id, assessor``. ``events``: leases and judgements."""
+    cutoff = pl.lit(datetime.now(UTC) - timedelta(seconds=seconds))
+    return (events.sort("id").group_by(["assessor", *KEY], maintain_order=True).last()
+            .filter((pl.col("kind") == "lease") & (pl.col("time") > cutoff))
+            .select(*KEY, "assessor"))
 
 
 def settle_adjudicated(long: pl.DataFrame, adjudications: pl.DataFrame) -> pl.DataFrame:

@@ -29,7 +29,7 @@ from .exchange import JournalImport, export_journal, import_journal
 from .postgres import PostgresBackend
 from .schema import SCHEMA_VERSION
 from .sqlite import SQLiteBackend
-from .state import current_judgements, events_frame, latest_labels, settle_adjudicated
+from .state import active_leases, current_judgements, events_frame, latest_labels, settle_adjudicated
 from .team import assessor_progress, check_assign, conflict_table, query_progress
 
 __all__ = ["LabelStore", "default_assessor", "default_database", "is_url", "now"]
@@ -268,6 +268,19 @@ class LabelStore:
         row = self._event("note", query_id, doc_id, None, assessor=assessor, note=str(text))
         self._commit([row])
         return self._as_record(row)
+
+    def lease(self, query_id: Any, doc_id: Any, *, assessor: str | None = None) -> None:
+        """Mark a pair as on ``assessor``'s screen (a team's widget does): routing sends
+        it to nobody else for :attr:`lease_seconds` unless they judge it first."""
+        self._commit([self._event("lease", query_id, doc_id, None, assessor=assessor)])
+
+    #: how long a lease holds a pair for the assessor it was shown to
+    lease_seconds: float = 600.0
+
+    def leases(self) -> pl.DataFrame:
+        """Pairs on an assessor's screen now (leased, not yet judged by them):
+        ``query_id, doc_id, assessor``."""
+        return active_leases(self.events(("lease", *JUDGEMENTS)), self.lease_seconds)
 
     def adjudicate(self, query_id: Any, doc_id: Any, label: Any, *,
                    assessor: str | None = None, note: str | None = None,

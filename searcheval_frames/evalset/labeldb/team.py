@@ -53,11 +53,23 @@ def _eligible(items: pl.DataFrame, assessor: str, assign: dict[str, list[str]] |
 
 def routing_order(items: pl.DataFrame, judgements: pl.DataFrame, assessor: str, *,
                   per_pair: int, assign: dict[str, list[str]] | None,
-                  current_query: str | None) -> pl.DataFrame:
-    """Rows of ``items`` (``query_id, doc_id, _pos``) ``assessor`` may judge, best first."""
+                  current_query: str | None, leases: pl.DataFrame | None = None
+                  ) -> pl.DataFrame:
+    """Rows of ``items`` (``query_id, doc_id, _pos``) ``assessor`` may judge, best first.
+
+    ``leases`` (``query_id, doc_id, assessor``): pairs on another assessor's screen now;
+    each counts as a judgement on its way, so two people are not sent the same pair.
+    """
     seen = judgements.filter(pl.col("assessor") == assessor).select(KEY)
+    counts = _counts(judgements)
+    if leases is not None and leases.height:
+        held = (leases.filter(pl.col("assessor") != assessor).group_by(KEY)
+                .agg(pl.len().cast(pl.Int64).alias("_l")))
+        counts = (counts.join(held, on=KEY, how="full", coalesce=True)
+                  .select(*KEY, (pl.col("_n").fill_null(0) + pl.col("_l").fill_null(0))
+                          .alias("_n")))
     cand = (_eligible(items, assessor, assign).join(seen, on=KEY, how="anti")
-            .join(_counts(judgements), on=KEY, how="left")
+            .join(counts, on=KEY, how="left")
             .with_columns(pl.col("_n").fill_null(0))
             .filter(pl.col("_n") < per_pair))
     other_query = (pl.col("query_id") != (current_query or "")).cast(pl.Int8)
