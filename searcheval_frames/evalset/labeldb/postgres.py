@@ -130,7 +130,9 @@ class PostgresBackend:
         return max(cur.rowcount, 0)
 
     def create_schema(self) -> None:
-        self.script(create_statements(self.dialect))
+        """Create the schema unless it is there (under the advisory lock when needed)."""
+        if self.query("SELECT to_regclass('schema_version')") == [(None,)]:
+            self.script(create_statements(self.dialect))
 
     def check(self) -> None:
         self.query("SELECT 1")

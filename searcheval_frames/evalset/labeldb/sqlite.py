@@ -1,7 +1,10 @@
 """The SQLite backend of the label store: one file, WAL, one transaction per label.
 
 Several processes on one machine share the file: WAL lets readers work while one writer
-commits, and a busy timeout makes a writer wait for the lock instead of failing.
+commits; writers of this package queue on an advisory lock on ``<file>.lock`` (``flock``:
+the kernel wakes the next writer as soon as one commits, where SQLite's own busy handler
+polls with sleeps of up to 100 ms and starves some writers), and a busy timeout covers
+any other program writing the file.
 ``synchronous=FULL``: a commit is on disk (the WAL ``fsync``-ed) before it returns, so
 a label the widget shows as saved survives a killed process and a power cut. SQLite's
 errors are translated into ones that name the file and say what to do.
@@ -10,6 +13,7 @@ errors are translated into ones that name the file and say what to do.
 from __future__ import annotations
 
 import contextlib
+import os
 import sqlite3
 import threading
 from collections.abc import Iterator, Sequence
@@ -18,6 +22,11 @@ from typing import Any
 
 from ...errors import FileAccessError, FileFormatError
 from .schema import EVENT_COLUMNS, create_statements
+
+try:
+    import fcntl
+except ImportError:  # pragma: no cover - Windows: SQLite's busy timeout alone
+    fcntl = None  # type: ignore[assignment]
 
 __all__ = ["SQLiteBackend"]
 
@@ -44,6 +53,9 @@ class SQLiteBackend:
         except OSError as exc:
             raise FileAccessError(f"cannot create the folder of {self.location}: {exc}",
                                   path=self.location) from exc
+        self._lock_fd: int | None = None
+        with contextlib.suppress(OSError):  # (no lock file: SQLite's busy timeout alone)
+            self._lock_fd = os.open(f"{self.path}.lock", os.O_RDWR | os.O_CREAT, 0o644)
         with self.guard("open"):
             self.conn = sqlite3.connect(self.path, timeout=busy_timeout_s,
                                         isolation_level=None, check_same_thread=False)
@@ -92,6 +104,18 @@ class SQLiteBackend:
         return FileAccessError(f"{self.location}: SQLite error while trying to {doing}: "
                                f"{text}.{unsaved}", path=self.location)
 
+    @contextlib.contextmanager
+    def writing(self) -> Iterator[None]:
+        """Hold the writers' queue lock (``flock`` on ``<file>.lock``) while writing."""
+        if self._lock_fd is None or fcntl is None:
+            yield
+            return
+        fcntl.flock(self._lock_fd, fcntl.LOCK_EX)
+        try:
+            yield
+        finally:
+            fcntl.flock(self._lock_fd, fcntl.LOCK_UN)
+
     # ------------------------------------------------------------------ statements
     def query(self, sql: str, params: Sequence[Any] = ()) -> list[tuple[Any, ...]]:
         with self._lock, self.guard("read"):
@@ -99,7 +123,7 @@ class SQLiteBackend:
 
     def script(self, statements: Sequence[str]) -> None:
         """Run statements in one write transaction (schema creation, migrations)."""
-        with self._lock, self.guard("write"):
+        with self._lock, self.writing(), self.guard("write"):
             self.conn.execute("BEGIN IMMEDIATE")
             try:
                 for sql in statements:
@@ -114,7 +138,7 @@ class SQLiteBackend:
         """Insert event ``rows`` (:data:`EVENT_COLUMNS`) in one transaction, committed (on
         disk) when this returns; the number added (a known ``event_key`` adds nothing)."""
         sql = _INSERT
-        with self._lock, self.guard("write"):
+        with self._lock, self.writing(), self.guard("write"):
             before = self.conn.total_changes
             if len(rows) == 1:  # one statement is one transaction
                 self.conn.execute(sql, tuple(rows[0]))
@@ -130,7 +154,10 @@ class SQLiteBackend:
             return self.conn.total_changes - before
 
     def create_schema(self) -> None:
-        self.script(create_statements(self.dialect))
+        """Create the schema unless it is there (a write transaction only when needed)."""
+        if not self.query("SELECT 1 FROM sqlite_master WHERE type = 'table' AND "
+                          "name = 'schema_version'"):
+            self.script(create_statements(self.dialect))
 
     def check(self) -> None:
         """A quick integrity check of the file (raises the translated error)."""
@@ -146,3 +173,7 @@ class SQLiteBackend:
     def close(self) -> None:
         with self._lock, contextlib.suppress(sqlite3.Error):
             self.conn.close()
+        if self._lock_fd is not None:
+            with contextlib.suppress(OSError):
+                os.close(self._lock_fd)
+            self._lock_fd = None
