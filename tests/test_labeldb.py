@@ -329,3 +329,27 @@ def test_postgres_password_is_not_shown():
     from searcheval_frames.evalset.labeldb.postgres import safe_dsn
 
     assert "secret" not in safe_dsn("postgresql://u:secret@h:1/db")
+
+
+@settings(max_examples=40, deadline=None)
+@given(ops=OPS, extra=st.sampled_from(["", "seconds", "meta", "blank"]))
+def test_fast_journal_import_equals_the_exact_reader(tmp_path_factory, ops, extra):
+    from searcheval_frames.evalset.labeldb.exchange import journal_events
+
+    path = tmp_path_factory.mktemp("j") / "j.jsonl"
+    j = LabelStore(path, assessor="ana")
+    for op in ops:
+        kind, who, q, d = op[:4]
+        if kind == "retract":
+            j.remove(q, d, assessor=who)
+        elif kind == "label":
+            j.append(q, d, op[4], assessor=who, seconds=op[5] if extra == "seconds" else None,
+                     meta={"key": f"k{op[4]}"} if extra == "meta" else None)
+    if extra == "blank":
+        with path.open("ab") as fh:
+            fh.write(b"\n")
+    if not path.exists():
+        return
+    fast = journal_events(path)
+    exact = journal_events(path, fast=False)
+    assert fast == exact

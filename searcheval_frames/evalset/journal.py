@@ -221,7 +221,7 @@ class JournalStore(LabelStore, suffixes=(".jsonl", ".ndjson")):
         return [{**r, "index": i} for i, r in enumerate(self._records[start:], start)
                 if "meta" in r]
 
-    def labels(self) -> pl.DataFrame:
+    def labels(self, *, with_time: bool = True) -> pl.DataFrame:
         """The current labels: the latest line per (assessor, query, document).
 
         Returns ``query_id, doc_id, assessor, label, time``; retracted labels are absent.

@@ -18,6 +18,7 @@ import polars as pl
 from ..errors import EmptyInputError, InvalidOptionError, StoreUnavailableError
 from ..optional import require
 from .grades import Grades, grade_names, normalize_grades
+from .labeldb.state import active_leases, current_judgements
 from .labeldb.team import assessor_progress, routing_order
 from .store import LabelStore
 from .widget_items import view_item
@@ -92,6 +93,7 @@ class LabelWidget(anywidget.AnyWidget):
         self._undo: list[tuple[str, str]] = []
         self._shown_at = time.monotonic()
         self._last_try = 0.0
+        self._team_at = 0.0
         self._last_seq: dict[str, int] = {}
         self.mode = mode
         self.grades = [[v, n] for v, n in grade_names(grades)]
@@ -114,8 +116,12 @@ class LabelWidget(anywidget.AnyWidget):
             adj = self.store.events(["adjudicate"])
             self._mine = {(q, d): v for q, d, v in adj.select(*_KEY, "label").iter_rows()}
             return
-        self._judgements = self.store.judgements()
-        self._leases = self.store.leases() if self._team else None
+        if self._team:  # one read for both
+            events = self.store.events(("lease", "label", "retract", "cant_judge"))
+            self._leases = active_leases(events, self.store.lease_seconds)
+            self._judgements = current_judgements(events.filter(pl.col("kind") != "lease"))
+        else:
+            self._judgements = self.store.judgements()
         mine = self._judgements.filter(pl.col("assessor") == self.store.assessor)
         self._mine = {(q, d): (v if k == "label" else "x")
                       for q, d, k, v in mine.select(*_KEY, "kind", "label").iter_rows()}
@@ -208,6 +214,9 @@ class LabelWidget(anywidget.AnyWidget):
         if self.mode == "review" or self._judgements.is_empty():
             self.team = []
             return
+        if time.monotonic() - self._team_at < 2.0 and self.team:
+            return  # (at most every 2 s: the team's progress moves slowly)
+        self._team_at = time.monotonic()
         prog = assessor_progress(self._judgements, self._table.select(_KEY),
                                  per_pair=self._per_pair if self._team else 1 << 30,
                                  assign=self._assign)
@@ -269,9 +278,9 @@ class LabelWidget(anywidget.AnyWidget):
         return i
 
     def _advance(self, i: int, advance: bool, what: str) -> None:
-        self._reload()
-        self.saved_count += 1
+        self.saved_count += 1  # (committed: the view shows "saved" now, before routing)
         self.status = what
+        self._reload()
         if advance and i == self._pos:
             nxt = self._next_index((i + 1) % len(self._items))
             if nxt == -1 or self._key(nxt) in self._mine:

@@ -101,12 +101,15 @@ class PostgresBackend:
                     cur.execute(sql)
             conn.commit()
 
-    def insert_events(self, rows: Sequence[Sequence[Any]]) -> int:
+    def insert_events(self, rows: Sequence[Sequence[Any]], *, durable: bool = True) -> int:
         """Insert event rows in one transaction, committed when this returns; the number
-        added (a known ``event_key`` adds nothing). Many rows go through ``COPY``."""
+        added (a known ``event_key`` adds nothing). Many rows go through ``COPY``.
+        ``durable=False`` (a lease, a hint): ``synchronous_commit = off`` for it."""
         with self._lock, self.guard("write"):
             conn = self._connect()
             with conn.cursor() as cur:
+                if not durable:
+                    cur.execute("SET LOCAL synchronous_commit = off")
                 if len(rows) <= 64:
                     n = 0
                     for row in rows:

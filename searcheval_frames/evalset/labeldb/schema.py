@@ -48,7 +48,7 @@ def create_statements(dialect: str) -> list[str]:
             cache_key TEXT,
             CHECK ((kind IN ('label', 'adjudicate')) = (label IS NOT NULL))
         )""",
-        "CREATE INDEX IF NOT EXISTS events_pair ON events (query_id, doc_id)",
-        "CREATE INDEX IF NOT EXISTS events_assessor ON events (assessor)",
-        "CREATE INDEX IF NOT EXISTS events_cache_key ON events (cache_key)",
+        # one secondary index (each index is pages written by every commit): a pair's
+        # events by assessor, for get(), the current labels and conflicts
+        "CREATE INDEX IF NOT EXISTS events_pair ON events (query_id, doc_id, assessor)",
     ]

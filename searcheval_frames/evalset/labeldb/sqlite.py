@@ -116,6 +116,17 @@ class SQLiteBackend:
         finally:
             fcntl.flock(self._lock_fd, fcntl.LOCK_UN)
 
+    @contextlib.contextmanager
+    def _synchronous(self, durable: bool) -> Iterator[None]:
+        if durable:
+            yield
+            return
+        self.conn.execute("PRAGMA synchronous = NORMAL")
+        try:
+            yield
+        finally:
+            self.conn.execute("PRAGMA synchronous = FULL")
+
     # ------------------------------------------------------------------ statements
     def query(self, sql: str, params: Sequence[Any] = ()) -> list[tuple[Any, ...]]:
         with self._lock, self.guard("read"):
@@ -134,11 +145,13 @@ class SQLiteBackend:
                     self.conn.execute("ROLLBACK")
                 raise
 
-    def insert_events(self, rows: Sequence[Sequence[Any]]) -> int:
+    def insert_events(self, rows: Sequence[Sequence[Any]], *, durable: bool = True) -> int:
         """Insert event ``rows`` (:data:`EVENT_COLUMNS`) in one transaction, committed (on
-        disk) when this returns; the number added (a known ``event_key`` adds nothing)."""
+        disk) when this returns; the number added (a known ``event_key`` adds nothing).
+        ``durable=False`` (a lease, a hint): committed without its own ``fsync`` (the
+        next durable commit carries it to disk)."""
         sql = _INSERT
-        with self._lock, self.writing(), self.guard("write"):
+        with self._lock, self.writing(), self.guard("write"), self._synchronous(durable):
             before = self.conn.total_changes
             if len(rows) == 1:  # one statement is one transaction
                 self.conn.execute(sql, tuple(rows[0]))

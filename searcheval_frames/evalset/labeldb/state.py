@@ -17,7 +17,8 @@ import polars as pl
 
 from ...errors import LabelConflictError, format_rows
 
-__all__ = ["EVENTS_SCHEMA", "active_leases", "current_judgements", "events_frame", "latest_labels",
+__all__ = ["EVENTS_SCHEMA", "active_leases", "columns_frame", "current_judgements",
+           "events_frame", "latest_labels",
            "parse_time", "settle_adjudicated"]
 
 EVENTS_SCHEMA = {"id": pl.Int64, "kind": pl.String, "query_id": pl.String, "doc_id": pl.String,
@@ -40,24 +41,32 @@ def events_frame(backend: Any, kinds: Sequence[str] | None = None) -> pl.DataFra
                              tuple(kinds))
     else:
         rows = backend.query(f"SELECT {cols} FROM events ORDER BY id")
-    df = pl.DataFrame(rows, schema=EVENTS_SCHEMA, orient="row")
-    return df.with_columns(parse_time())
+    return columns_frame(rows, EVENTS_SCHEMA).with_columns(parse_time())
+
+
+def columns_frame(rows: list[tuple[Any, ...]], schema: dict[str, Any]) -> pl.DataFrame:
+    """Rows from a cursor as a frame, built column by column (faster than by rows)."""
+    if not rows:
+        return pl.DataFrame(schema=schema)
+    cols = list(zip(*rows, strict=True))
+    return pl.DataFrame([pl.Series(name, col, dtype=dtype)
+                         for (name, dtype), col in zip(schema.items(), cols, strict=True)])
 
 
 _LATEST = (
-    "SELECT e.query_id, e.doc_id, e.assessor, e.label, e.time FROM events e JOIN "
-    "(SELECT max(id) AS id FROM events WHERE kind IN ('label', 'retract', 'cant_judge') "
-    "GROUP BY assessor, query_id, doc_id) m ON e.id = m.id WHERE e.kind = 'label' ORDER BY e.id"
+    "SELECT query_id, doc_id, assessor, label, time FROM events WHERE id IN "
+    "(SELECT max(id) FROM events WHERE kind IN ('label', 'retract', 'cant_judge') "
+    "GROUP BY query_id, doc_id, assessor) AND kind = 'label' ORDER BY id"
 )
+_LABELS = {"query_id": pl.String, "doc_id": pl.String, "assessor": pl.String,
+           "label": pl.Int64, "time": pl.String}
 
 
-def latest_labels(backend: Any) -> pl.DataFrame:
-    """``query_id, doc_id, assessor, label, time``: each assessor's current labels."""
-    rows = backend.query(_LATEST)
-    df = pl.DataFrame(rows, schema={"query_id": pl.String, "doc_id": pl.String,
-                                    "assessor": pl.String, "label": pl.Int64,
-                                    "time": pl.String}, orient="row")
-    return df.with_columns(parse_time())
+def latest_labels(backend: Any, *, with_time: bool = True) -> pl.DataFrame:
+    """``query_id, doc_id, assessor, label, time``: each assessor's current labels
+    (``time`` left as text when not ``with_time``)."""
+    df = columns_frame(backend.query(_LATEST), _LABELS)
+    return df.with_columns(parse_time()) if with_time else df
 
 
 def current_judgements(events: pl.DataFrame) -> pl.DataFrame:

@@ -11,6 +11,7 @@ from __future__ import annotations
 import json
 import os
 import secrets
+import time
 from collections.abc import Iterable, Sequence
 from datetime import UTC, datetime
 from pathlib import Path
@@ -29,7 +30,13 @@ from .exchange import JournalImport, export_journal, import_journal
 from .postgres import PostgresBackend
 from .schema import SCHEMA_VERSION
 from .sqlite import SQLiteBackend
-from .state import active_leases, current_judgements, events_frame, latest_labels, settle_adjudicated
+from .state import (
+    active_leases,
+    current_judgements,
+    events_frame,
+    latest_labels,
+    settle_adjudicated,
+)
 from .team import assessor_progress, check_assign, conflict_table, query_progress
 
 __all__ = ["LabelStore", "default_assessor", "default_database", "is_url", "now"]
@@ -198,7 +205,9 @@ class LabelStore:
         meta_text = json.dumps(meta, ensure_ascii=False, sort_keys=True) if meta else None
         cache_key = str(meta["key"]) if meta and meta.get("key") else None
         secs = None if seconds is None else float(seconds)
-        return (key or secrets.token_hex(16), kind, q, d, who, label,
+        # a live key: time-ordered (new keys go to the end of the unique index: few pages
+        # touched per commit) and random (two processes never make the same one)
+        return (key or f"{time.time_ns():x}-{secrets.token_hex(6)}", kind, q, d, who, label,
                 None if note is None else str(note), now(), secs, meta_text, cache_key)
 
     @staticmethod
@@ -272,7 +281,8 @@ class LabelStore:
     def lease(self, query_id: Any, doc_id: Any, *, assessor: str | None = None) -> None:
         """Mark a pair as on ``assessor``'s screen (a team's widget does): routing sends
         it to nobody else for :attr:`lease_seconds` unless they judge it first."""
-        self._commit([self._event("lease", query_id, doc_id, None, assessor=assessor)])
+        row = self._event("lease", query_id, doc_id, None, assessor=assessor)
+        self.backend.insert_events([row], durable=False)  # a hint: no fsync of its own
 
     #: how long a lease holds a pair for the assessor it was shown to
     lease_seconds: float = 600.0
@@ -306,13 +316,13 @@ class LabelStore:
         return ev.select("query_id", "doc_id", "label", "assessor", "time", "kind", "seconds",
                          "note")
 
-    def labels(self) -> pl.DataFrame:
+    def labels(self, *, with_time: bool = True) -> pl.DataFrame:
         """The current labels: each assessor's latest judgement per (query, document).
 
         Returns ``query_id, doc_id, assessor, label, time``; retracted labels and
-        "can't judge" are absent.
+        "can't judge" are absent. (``with_time=False`` leaves ``time`` as text: faster.)
         """
-        return latest_labels(self.backend)
+        return latest_labels(self.backend, with_time=with_time)
 
     def judgements(self) -> pl.DataFrame:
         """Each assessor's latest judgement per pair, "can't judge" included:
@@ -346,7 +356,7 @@ class LabelStore:
         reviewed is an error listing it). Conflicting labels without a policy are an
         error.
         """
-        lab = self.labels()
+        lab = self.labels(with_time=False)
         if assessor is not None:
             lab = lab.filter(pl.col("assessor") == str(assessor))
         long = lab.select("query_id", "doc_id", "assessor", "label")
