@@ -94,6 +94,7 @@ class LabelWidget(anywidget.AnyWidget):
         self._shown_at = time.monotonic()
         self._last_try = 0.0
         self._team_at = 0.0
+        self._left = 0
         self._last_seq: dict[str, int] = {}
         self.mode = mode
         self.grades = [[v, n] for v, n in grade_names(grades)]
@@ -166,6 +167,7 @@ class LabelWidget(anywidget.AnyWidget):
             order = routing_order(self._table, self._judgements, self.store.assessor,
                                   per_pair=self._per_pair, assign=self._assign,
                                   current_query=cur, leases=self._leases)
+            self._left = order.height
             return int(order["_pos"][0]) if order.height else -1
         for off in range(n):
             i = (start + off) % n
@@ -178,6 +180,9 @@ class LabelWidget(anywidget.AnyWidget):
     def _sync(self) -> None:
         eligible = [i for i in range(len(self._items)) if self._mine_ok(i)]
         done = sum(1 for i in eligible if self._key(i) in self._mine)
+        total = len(eligible)
+        if self._team and self.mode == "label":  # a team: what is left for me, routed
+            total = done + self._left
         if 0 <= self._pos < len(self._items):
             key = self._key(self._pos)
             others = self._others_of(key)
@@ -193,7 +198,7 @@ class LabelWidget(anywidget.AnyWidget):
             it, q_done, q_total = {"index": -1}, 0, 0
         queries_done = sum(1 for rows in self._query_rows.values()
                            if all(self._key(i) in self._mine for i in rows))
-        self.progress = {"done": done, "total": len(eligible), "query_done": q_done,
+        self.progress = {"done": done, "total": max(total, done), "query_done": q_done,
                          "query_total": q_total, "queries_done": queries_done,
                          "n_queries": len(self._query_rows)}
         self._sync_team()
@@ -214,15 +219,20 @@ class LabelWidget(anywidget.AnyWidget):
         if self.mode == "review" or self._judgements.is_empty():
             self.team = []
             return
-        if time.monotonic() - self._team_at < 2.0 and self.team:
-            return  # (at most every 2 s: the team's progress moves slowly)
+        me = self.store.assessor
+        if time.monotonic() - self._team_at < 2.0 and any(r["me"] for r in self.team):
+            # (others' rows at most every 2 s: they move slowly; mine now)
+            done = sum(1 for k, v in self._mine.items() if v != "x" and k in self._index)
+            self.team = [{**r, "done": done, "left": self._left if self._team else r["left"]}
+                         if r["me"] else r for r in self.team]
+            return
         self._team_at = time.monotonic()
         prog = assessor_progress(self._judgements, self._table.select(_KEY),
                                  per_pair=self._per_pair if self._team else 1 << 30,
                                  assign=self._assign)
         self.team = [{"assessor": r["assessor"], "done": r["done"], "left": r["left"],
                       "median_seconds": r["median_seconds"], "eta": r["eta"],
-                      "me": r["assessor"] == self.store.assessor} for r in prog.to_dicts()]
+                      "me": r["assessor"] == me} for r in prog.to_dicts()]
 
     @property
     def current(self) -> dict[str, Any] | None:

@@ -223,8 +223,10 @@ function render({ model, el: root }) {
     box.dataset.focused = has ? "true" : "false";
     if (!connected) focusLine.textContent = "input refused: disconnected";
     else if (has) {
-      focusLine.textContent = "⌨ keys go to this widget: grade number to label · x can't judge · " +
-        "u undo · n note · ←/→ previous/next · s skip";
+      focusLine.textContent = model.get("mode") === "review"
+        ? "⌨ keys go to this widget: grade number = the adjudicated label · n note · ←/→ · s skip"
+        : "⌨ keys go to this widget: grade number to label · x can't judge · u undo · n note · " +
+          "←/→ previous/next · s skip";
     }
     else focusLine.textContent = "keys are NOT going to this widget — click it to label with the keyboard";
     focusLine.classList.toggle("sef-lw-focus-on", has && connected);
