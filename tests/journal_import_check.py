@@ -41,9 +41,9 @@ def check_journal(path: Path) -> str:
             want = journal.labels()
             keys = [r["meta"]["key"] for r in journal.meta_records() if r["meta"].get("key")]
         except FileFormatError as exc:
-            with tempfile.TemporaryDirectory() as d, LabelStore(Path(d) / "x.db") as db:
-                with pytest.raises(FileFormatError) as err:
-                    db.import_journal(path)
+            with (tempfile.TemporaryDirectory() as d, LabelStore(Path(d) / "x.db") as db,
+                  pytest.raises(FileFormatError) as err):
+                db.import_journal(path)
             assert f":{exc.line_no}:" in str(err.value), (str(exc), str(err.value))
             return "refused alike"
     with tempfile.TemporaryDirectory() as d, LabelStore(Path(d) / "x.db") as db:

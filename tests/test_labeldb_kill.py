@@ -138,7 +138,7 @@ def _check_round(reader: LabelStore, acks: Path, rnd: int, totals: dict[str, int
         assert acked == [f"r{rnd}-{who}-{i}" for i in range(len(acked))]
         missing = [d for d in acked if d not in in_db]
         assert not missing, f"acknowledged but lost: {missing[:3]}"
-        mine = sorted((int(d.rsplit("-", 1)[1]) for d in in_db if d.startswith(f"r{rnd}-{who}-")))
+        mine = sorted(int(d.rsplit("-", 1)[1]) for d in in_db if d.startswith(f"r{rnd}-{who}-"))
         assert mine == list(range(len(mine)))  # no gap: commits in order
         extra = len(mine) - len(acked)
         assert extra in (0, 1), f"{who}: {extra} committed without acknowledgement"

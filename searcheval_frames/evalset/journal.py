@@ -126,8 +126,10 @@ class JournalStore(LabelStore, suffixes=(".jsonl", ".ndjson")):
         grades: Grades = None,
     ) -> None:
         self.assessor = str(assessor) if assessor is not None else default_assessor()
-        self.path = Path(path) if path is not None else default_journal(self.assessor)
-        self.location = str(self.path)
+        #: the journal file (also ``path``)
+        self.file: Path = Path(path) if path is not None else default_journal(self.assessor)
+        self.path = self.file
+        self.location = str(self.file)
         self.hint = HINT
         self.grades = grades  # (also the lookup of accepted labels)
         self._fd: int | None = None
@@ -135,14 +137,14 @@ class JournalStore(LabelStore, suffixes=(".jsonl", ".ndjson")):
         self._records: list[dict[str, Any]] = []
         #: torn trailing bytes found when the journal was read (a writer died mid-line)
         self.torn: bytes | None = None
-        if self.path.exists() and self.path.is_dir():
+        if self.file.exists() and self.file.is_dir():
             raise FileAccessError(f"path={str(path)!r} is a directory; give a file name")
         self._refresh()
         if self.torn is not None:
             warnings.warn(
-                f"LabelStore: {self.path} ends with an incomplete line ({len(self.torn)} bytes, "
+                f"LabelStore: {self.file} ends with an incomplete line ({len(self.torn)} bytes, "
                 "a writer was interrupted); it is ignored and will be moved to "
-                f"{self.path.name}.torn on the next append. All complete labels are intact.",
+                f"{self.file.name}.torn on the next append. All complete labels are intact.",
                 stacklevel=2,
             )
 
@@ -150,9 +152,9 @@ class JournalStore(LabelStore, suffixes=(".jsonl", ".ndjson")):
 
     def _refresh(self) -> None:
         """Read lines appended since the last read (by us or by another process)."""
-        if not self.path.exists():
+        if not self.file.exists():
             return
-        with open(self.path, "rb") as fh:
+        with open(self.file, "rb") as fh:
             fh.seek(self._offset)
             data = fh.read()
         if not data:
@@ -173,7 +175,7 @@ class JournalStore(LabelStore, suffixes=(".jsonl", ".ndjson")):
             except (ValueError, KeyError, TypeError) as exc:
                 raise FileFormatError(
                     f"label journal has a damaged line ({exc})",
-                    path=str(self.path),
+                    path=str(self.file),
                     line_no=line_no,
                     line=line.decode("utf-8", "replace")[:200],
                     hint="the line was damaged on disk or edited by hand; fix or delete that "
@@ -211,7 +213,7 @@ class JournalStore(LabelStore, suffixes=(".jsonl", ".ndjson")):
 
     def _commit(self, rows: list[tuple[Any, ...]]) -> None:
         raise InvalidOptionError(
-            f"{self.path} is {HINT}, which keeps labels and retractions only; for notes, "
+            f"{self.file} is {HINT}, which keeps labels and retractions only; for notes, "
             "\"can't judge\" and adjudications open a database store")
 
     def meta_records(self, start: int = 0) -> list[dict[str, Any]]:
@@ -250,12 +252,12 @@ class JournalStore(LabelStore, suffixes=(".jsonl", ".ndjson")):
     # ------------------------------------------------------------------ writing
     def _open(self) -> int:
         if self._fd is None:
-            self.path.parent.mkdir(parents=True, exist_ok=True)
-            existed = self.path.exists()
-            self._fd = os.open(self.path, os.O_WRONLY | os.O_APPEND | os.O_CREAT, 0o644)
+            self.file.parent.mkdir(parents=True, exist_ok=True)
+            existed = self.file.exists()
+            self._fd = os.open(self.file, os.O_WRONLY | os.O_APPEND | os.O_CREAT, 0o644)
             if not existed:
                 with contextlib.suppress(OSError):  # make the new file's name durable
-                    dfd = os.open(self.path.parent, os.O_RDONLY)
+                    dfd = os.open(self.file.parent, os.O_RDONLY)
                     try:
                         os.fsync(dfd)
                     finally:
@@ -267,7 +269,7 @@ class JournalStore(LabelStore, suffixes=(".jsonl", ".ndjson")):
         size = os.fstat(fd).st_size
         if size == 0:
             return
-        with open(self.path, "rb") as fh:
+        with open(self.file, "rb") as fh:
             fh.seek(max(0, size - 1))
             if fh.read(1) == b"\n":
                 return
@@ -275,11 +277,11 @@ class JournalStore(LabelStore, suffixes=(".jsonl", ".ndjson")):
             data = fh.read()
         end = data.rfind(b"\n")
         keep = end + 1
-        with open(self.path.with_name(self.path.name + ".torn"), "ab") as side:
+        with open(self.file.with_name(self.file.name + ".torn"), "ab") as side:
             side.write(data[keep:] + b"\n")
             side.flush()
             os.fsync(side.fileno())
-        os.truncate(self.path, keep)
+        os.truncate(self.file, keep)
         os.fsync(fd)
         if self._offset > keep:  # pragma: no cover - we never read past a torn tail
             self._offset = keep

@@ -4,6 +4,12 @@ team) and the journal of earlier versions (:class:`JournalStore`, a ``.jsonl`` p
 The implementation lives in :mod:`searcheval_frames.evalset.labeldb` (the database) and
 :mod:`searcheval_frames.evalset.journal` (the journal); this module is where both are
 imported from, so ``LabelStore("x.jsonl")`` finds the journal format.
+
+>>> import os, tempfile
+>>> from searcheval_frames.evalset.store import LabelStore
+>>> d = tempfile.mkdtemp()
+>>> [type(LabelStore(os.path.join(d, name))).__name__ for name in ("l.db", "old.jsonl")]
+['LabelStore', 'JournalStore']
 """
 
 from __future__ import annotations

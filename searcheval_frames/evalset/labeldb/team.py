@@ -157,4 +157,4 @@ def conflict_table(labels: pl.DataFrame, adjudications: pl.DataFrame) -> pl.Data
             wide = wide.with_columns(pl.lit(None, dtype=pl.Int64).alias(a))
     adj = (adjudications.sort("id").group_by(KEY).agg(pl.col("label").last().alias("adjudicated")))
     return (wide.join(bad, on=KEY).join(adj, on=KEY, how="left").sort(KEY)
-            .select(list(schema)).cast(schema))  # type: ignore[arg-type]
+            .select(list(schema)).cast(schema))
