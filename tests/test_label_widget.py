@@ -344,3 +344,12 @@ def test_widget_refuses_input_while_postgres_is_away(postgres_server, postgres_d
     assert w.store_ok is True and "back" in w.status
     w._on_msg(w, {"action": "label", "grade": 1, "index": w.position, "view": "v", "seq": 3}, [])
     assert LabelStore(postgres_dsn).labels().height == 2
+
+
+def test_my_progress_row_agrees_with_the_bars(tmp_path):
+    w = sef.label_widget(TEAM_POOL, store=tmp_path / "p.db", assessor="ana")
+    for _ in range(3):
+        w.label(1)
+        me = next(r for r in w.team if r["me"])
+        assert (me["done"], me["left"]) == (w.progress["done"],
+                                            w.progress["total"] - w.progress["done"])

@@ -19,7 +19,7 @@ from ..errors import EmptyInputError, InvalidOptionError, StoreUnavailableError
 from ..optional import require
 from .grades import Grades, grade_names, normalize_grades
 from .labeldb.state import active_leases, current_judgements
-from .labeldb.team import assessor_progress, routing_order
+from .labeldb.team import assessor_progress, format_eta, routing_order
 from .store import LabelStore
 from .widget_items import view_item
 
@@ -223,7 +223,10 @@ class LabelWidget(anywidget.AnyWidget):
         if time.monotonic() - self._team_at < 2.0 and any(r["me"] for r in self.team):
             # (others' rows at most every 2 s: they move slowly; mine now)
             done = sum(1 for k, v in self._mine.items() if v != "x" and k in self._index)
-            self.team = [{**r, "done": done, "left": self._left if self._team else r["left"]}
+            left = self.progress["total"] - self.progress["done"]
+            self.team = [{**r, "done": done, "left": left,
+                          "eta": format_eta(left * r["median_seconds"])
+                          if r["median_seconds"] is not None else None}
                          if r["me"] else r for r in self.team]
             return
         self._team_at = time.monotonic()
