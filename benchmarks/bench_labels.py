@@ -54,12 +54,13 @@ def _writer(target: str, who: str, n: int, pause_ms: float, barrier, out) -> Non
     out.put(lat)
 
 
-def commit_latency(target: str, n: int, pause_ms: float) -> dict[str, float]:
+def commit_latency(target: str, n: int, pause_ms: float, writers: int = WRITERS
+                   ) -> dict[str, float]:
     LabelStore(target).close()
     ctx = mp.get_context("fork")
-    barrier, out = ctx.Barrier(WRITERS), ctx.Queue()
+    barrier, out = ctx.Barrier(writers), ctx.Queue()
     procs = [ctx.Process(target=_writer, args=(target, f"w{k}", n, pause_ms, barrier, out))
-             for k in range(WRITERS)]
+             for k in range(writers)]
     t0 = time.perf_counter()
     for p in procs:
         p.start()
@@ -147,10 +148,12 @@ def main() -> None:
         targets = {"SQLite (file, WAL, synchronous=FULL)": lambda k: str(folder / f"{k}.db"),
                    "PostgreSQL 15 local (fsync on)": lambda k: server.create_database()}
         for name, make in targets.items():
-            for pace, pause in (("assessors (0-50 ms pauses)", 50.0), ("flat out", 0.0)):
-                r = commit_latency(make(f"c{pause}"), n, pause)
-                rows.append(f"| {name} | 8 writers, {pace} | {r['n']:.0f} | {r['p50']:.1f} | "
-                            f"{r['p99']:.1f} | {r['max']:.1f} | {r['rate']:.0f} |")
+            for writers, pace, pause in ((1, "alone", 0.0), (8, "assessors (0-50 ms pauses)", 50.0),
+                                         (8, "flat out", 0.0)):
+                r = commit_latency(make(f"c{writers}{pause}"), n, pause, writers)
+                rows.append(f"| {name} | {writers} writer(s), {pace} | {r['n']:.0f} | "
+                            f"{r['p50']:.1f} | {r['p99']:.1f} | {r['max']:.1f} | "
+                            f"{r['rate']:.0f} |")
             r = widget_latency(make("w"), 200)
             rows.append(f"| {name} | widget: label message to \"saved\" (team, 2,000 pairs) | "
                         f"{r['n']:.0f} | {r['p50']:.1f} | {r['p99']:.1f} | {r['max']:.1f} | |")
