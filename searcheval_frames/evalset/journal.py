@@ -19,9 +19,9 @@ from typing import Any
 
 import polars as pl
 
-from ..errors import FileAccessError, FileFormatError, InvalidOptionError
+from ..errors import FileAccessError, InvalidOptionError
 from ..frames import qrels_frame
-from ._journal import CORE_KEYS, line_of, locked, parse_line
+from ._journal import CORE_KEYS, checked_line, line_of, locked
 from .grades import Grades
 from .labeldb.state import EVENTS_SCHEMA, parse_time
 from .labeldb.store import LabelStore, default_assessor, now
@@ -170,18 +170,7 @@ class JournalStore(LabelStore, suffixes=(".jsonl", ".ndjson")):
             line_no = start_line + i + 1
             if not line or line.isspace():
                 continue
-            try:
-                rec = parse_line(line)
-            except (ValueError, KeyError, TypeError) as exc:
-                raise FileFormatError(
-                    f"label journal has a damaged line ({exc})",
-                    path=str(self.file),
-                    line_no=line_no,
-                    line=line.decode("utf-8", "replace")[:200],
-                    hint="the line was damaged on disk or edited by hand; fix or delete that "
-                    "line (the other lines are intact). After a deliberate edit, also delete "
-                    'its "crc" field.',
-                ) from exc
+            rec = checked_line(line, str(self.file), line_no)
             self._records.append(rec)
         self._lines_read = start_line + complete.count(b"\n")
         self._offset += len(complete)

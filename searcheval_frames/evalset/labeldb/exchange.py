@@ -20,9 +20,9 @@ from typing import Any
 
 import polars as pl
 
-from ...errors import FileAccessError, FileFormatError
+from ...errors import FileAccessError
 from ...io.write import atomic_write
-from .._journal import crc, line_of, parse_line
+from .._journal import checked_line, crc, line_of
 from .schema import KINDS
 
 __all__ = ["JournalImport", "export_journal", "fast_events", "import_journal", "journal_events"]
@@ -73,14 +73,7 @@ def journal_events(path: Path, *, fast: bool = True) -> tuple[list[tuple[Any, ..
     for no, line in enumerate(lines, 1):
         if not line.strip():
             continue
-        try:
-            rec = parse_line(line)
-        except (ValueError, KeyError, TypeError) as exc:
-            raise FileFormatError(
-                f"label journal has a damaged line ({exc}); nothing was imported",
-                path=str(path), line_no=no, line=line.decode("utf-8", "replace")[:200],
-                hint="fix or delete that line (the other lines are intact), then import "
-                "again; after a deliberate edit also delete its \"crc\" field") from exc
+        rec = checked_line(line, str(path), no, then="nothing was imported")
         meta = dict(rec.get("meta") or {})
         kind = _kind(rec, meta)
         note = meta.pop("note", None)
