@@ -353,3 +353,25 @@ def test_fast_journal_import_equals_the_exact_reader(tmp_path_factory, ops, extr
     fast = journal_events(path)
     exact = journal_events(path, fast=False)
     assert fast == exact
+
+
+def test_an_automatic_judge_caches_its_answers_in_the_database(target):
+    pairs = pl.DataFrame({"query_id": ["q1", "q1"], "doc_id": ["d1", "d2"],
+                          "query": ["bm25", "bm25"],
+                          "text": ["bm25 is a ranking function", "a cake recipe"]})
+    calls = []
+
+    def overlap(p):
+        calls.append(p.height)
+        return p.with_columns(relevance=pl.col("text").str.contains(pl.col("query")) * 2)
+
+    first = sef.judge(pairs, overlap, journal=target, progress=False)
+    again = sef.judge(pairs, overlap, journal=target, progress=False)
+    assert (first.calls, again.calls, again.cached, sum(calls)) == (1, 0, 2, 2)
+    store = LabelStore(target)
+    keys = store.backend.query("SELECT cache_key FROM events ORDER BY id")
+    assert [k for (k,) in keys] == [r["meta"]["key"] for r in store.meta_records()]
+    assert all(len(k) == 64 for (k,) in keys)  # sha256: the content-addressed key
+    assert sorted(store.qrels(assessor="judge:overlap").rows()) == [("q1", "d1", 2),
+                                                                   ("q1", "d2", 0)]
+    store.close()

@@ -201,3 +201,46 @@ def test_two_assessors_route_label_and_review(tmp_path: Path) -> None:
     adj = back.events(["adjudicate"])
     assert adj.select("assessor", "query_id", "doc_id", "label").rows() == [
         ("ana", first[0], first[1], 1)]
+
+
+def test_a_postgres_server_going_away_refuses_input_then_works_again(
+        tmp_path: Path, postgres_server, postgres_dsn) -> None:
+    chromium = requirements()
+    from playwright.sync_api import sync_playwright
+
+    from searcheval_frames.evalset.store import LabelStore
+
+    _notebook(tmp_path / "pg.ipynb", [SETUP + f'w = sef.label_widget(pool, store="{postgres_dsn}", '
+                                      'assessor="ana", queries=queries, docs=docs)\nw'])
+    shots = os.environ.get("SEARCHEVAL_SCREENSHOTS")
+    token = secrets.token_hex(16)
+    with jupyterlab(tmp_path, free_port(), token) as base, sync_playwright() as pw:
+        browser = pw.chromium.launch(executable_path=chromium, args=CHROMIUM_ARGS, headless=True)
+        try:
+            page = _open(browser.new_context(viewport={"width": 1280, "height": 900}), base,
+                         token, "pg.ipynb")
+            _run_cell(page, 0)
+            page.wait_for_selector(".sef-lw[data-doc-id]")
+            _press(page, "2", 1)
+            postgres_server.stop()
+            try:
+                page.locator(".sef-lw").last.focus()
+                page.keyboard.press("1")
+                page.wait_for_selector(".sef-lw[data-store-ok='false']", timeout=30_000)
+                banner = page.inner_text(".sef-lw-banner")
+                assert "cannot be reached" in banner and str(postgres_server.port) in banner
+                assert page.locator(".sef-lw button.sef-lw-grade").first.is_disabled()
+                page.keyboard.press("3")  # refused in the view: nothing is sent
+                assert "not saved" in page.inner_text(".sef-lw-status")
+                if shots:
+                    page.locator(".sef-lw").last.screenshot(
+                        path=str(Path(shots) / "store_unreachable.png"))
+            finally:
+                postgres_server.start()
+            page.wait_for_selector(".sef-lw[data-store-ok='true'][data-connected='true']",
+                                   timeout=30_000)
+            _press(page, "0", 2)
+        finally:
+            browser.close()
+    labels = LabelStore(postgres_dsn).labels()
+    assert labels["label"].to_list() == [2, 0]  # the refused keys saved nothing

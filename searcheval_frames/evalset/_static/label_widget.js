@@ -221,7 +221,10 @@ function render({ model, el: root }) {
   function renderFocus() {
     const has = document.activeElement === box;
     box.dataset.focused = has ? "true" : "false";
-    if (!connected) focusLine.textContent = "input refused: disconnected";
+    if (!connected) {
+      focusLine.textContent = kernelOk ? "input refused: the label store is unreachable"
+        : "input refused: disconnected";
+    }
     else if (has) {
       focusLine.textContent = model.get("mode") === "review"
         ? "⌨ keys go to this widget: grade number = the adjudicated label · n note · ←/→ · s skip"
