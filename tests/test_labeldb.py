@@ -259,6 +259,8 @@ def test_a_damaged_database_file_is_named_with_what_to_do(tmp_path):
         LabelStore(path)
     with pytest.raises(FileAccessError, match="is a folder"):
         LabelStore(tmp_path)
+    with pytest.raises(InvalidOptionError, match="pass the URL as a string"):
+        LabelStore(Path("postgresql://u@h/db"))
 
 
 @contextlib.contextmanager

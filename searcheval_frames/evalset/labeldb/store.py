@@ -144,6 +144,11 @@ class LabelStore:
             self.path: Path | None = None
         else:
             self.path = Path(url_or_path) if url_or_path is not None else default_database()
+            if str(self.path).split(":", 1)[0] in ("postgresql", "postgres"):
+                raise InvalidOptionError(
+                    f"LabelStore({url_or_path!r}): a PostgreSQL URL made into a path (its "
+                    "'//' is lost); pass the URL as a string: "
+                    "LabelStore('postgresql://user@host/db')")
             self.backend = SQLiteBackend(self.path)
         self.location = self.backend.location
         self.backend.create_schema()
