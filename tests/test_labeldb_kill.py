@@ -121,6 +121,9 @@ def _rounds(target: str, tmp_path: Path, rng: random.Random) -> dict[str, int]:
     finally:
         zygote.kill()
         zygote.wait(timeout=10)
+        for pipe in (zygote.stdin, zygote.stdout):
+            if pipe is not None:
+                pipe.close()
     return totals
 
 

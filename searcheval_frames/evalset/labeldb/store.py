@@ -8,6 +8,7 @@ assessor per pair), so nothing is ever overwritten and history is kept.
 
 from __future__ import annotations
 
+import contextlib
 import json
 import os
 import secrets
@@ -485,3 +486,7 @@ class LabelStore:
 
     def __exit__(self, *exc: object) -> None:
         self.close()
+
+    def __del__(self) -> None:
+        with contextlib.suppress(Exception):
+            self.close()
