@@ -342,6 +342,8 @@ def test_store_survives_sigkill_of_a_writing_process(tmp_path: Path, kill_after:
         if proc.poll() is None:
             proc.kill()
             proc.wait()
+        if proc.stdout is not None:
+            proc.stdout.close()
     assert proc.returncode == -signal.SIGKILL
     with warnings.catch_warnings():
         warnings.simplefilter("ignore")  # a torn last line would be reported, not fatal
@@ -387,6 +389,8 @@ def test_store_sigkill_mid_line_loses_only_that_line(tmp_path: Path) -> None:
         if proc.poll() is None:
             proc.kill()
             proc.wait()
+        if proc.stdout is not None:
+            proc.stdout.close()
     with pytest.warns(UserWarning, match="incomplete line"):
         store = LabelStore(path, assessor="w")
     assert len(store) == 50 and store.torn == b'{"query_id":"q1","doc_id":"d50","label":'
