@@ -353,3 +353,19 @@ def test_my_progress_row_agrees_with_the_bars(tmp_path):
         me = next(r for r in w.team if r["me"])
         assert (me["done"], me["left"]) == (w.progress["done"],
                                             w.progress["total"] - w.progress["done"])
+
+
+def test_a_lease_is_the_pair_on_screen_only(tmp_path):
+    path = tmp_path / "l.db"
+    ana = sef.label_widget(TEAM_POOL, store=path, assessor="ana", per_pair=1)
+    assert ana.current["doc_id"] == "a"
+    store = LabelStore(path)
+    assert store.leases().select("doc_id", "assessor").rows() == [("a", "ana")]
+    ana.skip()  # ana moves on: "a" is free again, her lease is the pair she sees now
+    shown = ana.current["doc_id"]
+    assert store.leases().select("doc_id", "assessor").rows() == [(shown, "ana")]
+    ben = sef.label_widget(TEAM_POOL, store=path, assessor="ben", per_pair=1)
+    assert ben.current["doc_id"] == "a"
+    ana.label(1)  # judged: no lease left for that pair, a new one for her next pair
+    held = dict(store.leases().select("assessor", "doc_id").rows())
+    assert held["ben"] == "a" and held["ana"] not in ("a", shown)

@@ -157,8 +157,9 @@ class LabelWidget(anywidget.AnyWidget):
         return self._assign is None or self._items[i]["query_id"] in self._assign.get(
             self.store.assessor, [])
 
-    def _next_index(self, start: int) -> int:
-        """The next item to show: routed (a team), else the first unseen from ``start``."""
+    def _next_index(self, start: int, *, not_this: bool = False) -> int:
+        """The next item to show: routed (a team), else the first unseen from ``start``
+        (``not_this``: another than the one shown, when there is one: a skip)."""
         n = len(self._items)
         if n == 0:
             return -1
@@ -168,6 +169,8 @@ class LabelWidget(anywidget.AnyWidget):
                                   per_pair=self._per_pair, assign=self._assign,
                                   current_query=cur, leases=self._leases)
             self._left = order.height
+            if not_this and order.height > 1:
+                order = order.filter(pl.col("_pos") != self._pos)
             return int(order["_pos"][0]) if order.height else -1
         for off in range(n):
             i = (start + off) % n
@@ -282,7 +285,7 @@ class LabelWidget(anywidget.AnyWidget):
     def skip(self) -> None:
         """Leave this document unlabelled; show the next unlabelled one."""
         if self._items:
-            self.goto(self._next_index((self._pos + 1) % len(self._items)))
+            self.goto(self._next_index((self._pos + 1) % len(self._items), not_this=True))
 
     def _target_index(self, index: int | None) -> int:
         i = self._pos if index is None else index
@@ -391,7 +394,14 @@ class LabelWidget(anywidget.AnyWidget):
 
     def _on_ping(self, content: dict[str, Any]) -> None:
         backend = getattr(self.store, "backend", None)
-        if not self.store_ok and backend is not None and time.monotonic() - self._last_try > 2:
+        server = backend is not None and backend.dialect == "postgres"
+        if self.store_ok and server and time.monotonic() - self._last_try > 2:
+            self._last_try = time.monotonic()  # a server that went away: say so before a key
+            if not backend.ping():
+                self.store_ok = False
+                self.status = (f"error: the label store {self.journal} cannot be reached; "
+                               "input is refused until it answers again")
+        elif not self.store_ok and backend is not None and time.monotonic() - self._last_try > 2:
             self._last_try = time.monotonic()
             if backend.ping():
                 self.store_ok = True

@@ -78,11 +78,18 @@ def current_judgements(events: pl.DataFrame) -> pl.DataFrame:
 
 
 def active_leases(events: pl.DataFrame, seconds: float) -> pl.DataFrame:
-    """Pairs leased (shown to a team's assessor) in the last ``seconds`` and not judged by
-    that assessor since: ``query_id, doc_id, assessor``. ``events``: leases and judgements."""
+    """The pair on each team member's screen: their latest lease, if it is less than
+    ``seconds`` old and they have not judged that pair since (``query_id, doc_id,
+    assessor``). ``events``: leases and judgements. Showing another pair (the next one, a
+    skip) releases the previous one."""
     cutoff = pl.lit(datetime.now(UTC) - timedelta(seconds=seconds))
-    return (events.sort("id").group_by(["assessor", *KEY], maintain_order=True).last()
-            .filter((pl.col("kind") == "lease") & (pl.col("time") > cutoff))
+    ev = events.sort("id")
+    newest = ev.filter(pl.col("kind") == "lease").group_by("assessor").agg(
+        pl.col("id").max().alias("_lease"))
+    return (ev.group_by(["assessor", *KEY], maintain_order=True).last()
+            .join(newest, on="assessor", how="inner")
+            .filter((pl.col("kind") == "lease") & (pl.col("id") == pl.col("_lease"))
+                    & (pl.col("time") > cutoff))
             .select(*KEY, "assessor"))
 
 
