@@ -49,7 +49,9 @@ def _notebook(path: Path, cells: list[str]) -> None:
 def _open(ctx, base: str, token: str, name: str):
     page = ctx.new_page()
     page.set_default_timeout(TIMEOUT_MS)
-    page.goto(f"{base}/lab/tree/{name}?token={token}")
+    # a workspace per person: one shared workspace would open both notebooks in both
+    # browsers, and two views saving one notebook ask "File Changed" in a dialog
+    page.goto(f"{base}/lab/workspaces/{Path(name).stem}/tree/{name}?token={token}&reset")
     page.wait_for_function(
         "() => { const w = window.jupyterapp && window.jupyterapp.shell.currentWidget;"
         " const k = w && w.sessionContext && w.sessionContext.session"
