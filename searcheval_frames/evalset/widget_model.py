@@ -393,7 +393,7 @@ class LabelWidget(anywidget.AnyWidget):
         return index if isinstance(index, int) and index >= 0 else None
 
     def _on_ping(self, content: dict[str, Any]) -> None:
-        backend = getattr(self.store, "backend", None)
+        backend: Any = getattr(self.store, "backend", None)
         server = backend is not None and backend.dialect == "postgres"
         if self.store_ok and server and time.monotonic() - self._last_try > 2:
             self._last_try = time.monotonic()  # a server that went away: say so before a key
