@@ -369,3 +369,34 @@ def test_a_lease_is_the_pair_on_screen_only(tmp_path):
     ana.label(1)  # judged: no lease left for that pair, a new one for her next pair
     held = dict(store.leases().select("assessor", "doc_id").rows())
     assert held["ben"] == "a" and held["ana"] not in ("a", shown)
+
+
+@settings(max_examples=12, deadline=None)
+@given(order=st.lists(st.sampled_from(["ana", "ben", "cy"]), min_size=5, max_size=40),
+       per_pair=st.integers(1, 3), skips=st.sets(st.integers(0, 39), max_size=4))
+def test_team_routing_under_any_interleaving(tmp_path_factory, order, per_pair, skips):
+    """Three people labelling in any order (and skipping now and then): each pair ends
+    with exactly ``per_pair`` distinct assessors, none twice, and while they work no
+    pair gets more than ``per_pair`` labels."""
+    path = tmp_path_factory.mktemp("team") / "t.db"
+    widgets = {n: sef.label_widget(TEAM_POOL, store=path, assessor=n, per_pair=per_pair)
+               for n in ("ana", "ben", "cy")}
+    given = []
+    for k, who in enumerate(order):
+        w = widgets[who]
+        if w.current is None:
+            continue
+        if k in skips:
+            w.skip()
+            continue
+        it = w.current
+        w.label(k % 4)
+        given.append((who, it["query_id"], it["doc_id"]))
+        counts = LabelStore(path).labels().group_by("query_id", "doc_id").len()["len"]
+        assert counts.max() <= per_pair
+    given += _drain(widgets, [])
+    assert len(given) == len(set(given))
+    per = {}
+    for who, q, d in given:
+        per.setdefault((q, d), set()).add(who)
+    assert sorted(len(v) for v in per.values()) == [per_pair] * TEAM_POOL.height

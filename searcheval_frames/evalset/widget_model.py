@@ -285,6 +285,8 @@ class LabelWidget(anywidget.AnyWidget):
     def skip(self) -> None:
         """Leave this document unlabelled; show the next unlabelled one."""
         if self._items:
+            if self._team:
+                self._reload()  # route on what the others did since this pair was shown
             self.goto(self._next_index((self._pos + 1) % len(self._items), not_this=True))
 
     def _target_index(self, index: int | None) -> int:
