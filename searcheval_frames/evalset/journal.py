@@ -23,8 +23,9 @@ from ..errors import FileAccessError, InvalidOptionError
 from ..frames import qrels_frame
 from ._journal import CORE_KEYS, checked_line, line_of, locked
 from .grades import Grades
+from .labeldb.location import default_assessor, now
 from .labeldb.state import EVENTS_SCHEMA, parse_time
-from .labeldb.store import LabelStore, default_assessor, now
+from .labeldb.store import LabelStore
 
 __all__ = ["JournalStore", "default_journal"]
 
@@ -190,7 +191,7 @@ class JournalStore(LabelStore, suffixes=(".jsonl", ".ndjson")):
             pl.col("time").str.to_datetime("%Y-%m-%dT%H:%M:%S%.fZ", time_zone="UTC", strict=False)
         )
 
-    def events(self, kinds: Any = None) -> pl.DataFrame:
+    def events(self, kinds: Any = None, *, query_ids: Any = None) -> pl.DataFrame:
         """The journal's lines as the events of a database store (``id``: the line's
         index; ``kind``: ``label``, ``retract`` or ``cant_judge``)."""
         self._refresh()
@@ -198,6 +199,8 @@ class JournalStore(LabelStore, suffixes=(".jsonl", ".ndjson")):
                  r.get("meta", {}).get("note"), r["time"], r.get("meta", {}).get("seconds"))
                 for i, r in enumerate(self._records)]
         df = pl.DataFrame(rows, schema=EVENTS_SCHEMA, orient="row").with_columns(parse_time())
+        if query_ids is not None:
+            df = df.filter(pl.col("query_id").is_in([str(q) for q in query_ids]))
         return df if kinds is None else df.filter(pl.col("kind").is_in(list(kinds)))
 
     def _commit(self, rows: list[tuple[Any, ...]]) -> None:

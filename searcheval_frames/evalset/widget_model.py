@@ -114,15 +114,16 @@ class LabelWidget(anywidget.AnyWidget):
     def _reload(self) -> None:
         """This assessor's judgements (and everyone's, for routing) from the store."""
         if self.mode == "review":
-            adj = self.store.events(["adjudicate"])
+            adj = self.store.events(["adjudicate"], query_ids=list(self._query_rows))
             self._mine = {(q, d): v for q, d, v in adj.select(*_KEY, "label").iter_rows()}
             return
         if self._team:  # one read for both
-            events = self.store.events(("lease", "label", "retract", "cant_judge"))
+            events = self.store.events(("lease", "label", "retract", "cant_judge"),
+                                       query_ids=list(self._query_rows))
             self._leases = active_leases(events, self.store.lease_seconds)
             self._judgements = current_judgements(events.filter(pl.col("kind") != "lease"))
         else:
-            self._judgements = self.store.judgements()
+            self._judgements = self.store.judgements(query_ids=list(self._query_rows))
         mine = self._judgements.filter(pl.col("assessor") == self.store.assessor)
         self._mine = {(q, d): (v if k == "label" else "x")
                       for q, d, k, v in mine.select(*_KEY, "kind", "label").iter_rows()}

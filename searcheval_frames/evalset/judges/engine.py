@@ -29,7 +29,7 @@ import polars as pl
 from ...errors import InvalidOptionError, SearchEvalError
 from ...frames import input_kind, to_native
 from ...options import check_bool, check_optional_int
-from ..labeldb.store import is_url
+from ..labeldb.location import is_url
 from ..store import LabelStore
 from .prompt import JudgeAnswerError
 from .texts import as_polars, judge_pairs

@@ -32,15 +32,18 @@ def parse_time(col: str = "time") -> pl.Expr:
     return pl.col(col).str.to_datetime("%Y-%m-%dT%H:%M:%S%.fZ", time_zone="UTC", strict=False)
 
 
-def events_frame(backend: Any, kinds: Sequence[str] | None = None) -> pl.DataFrame:
-    """The events (``kinds`` only, when given), oldest first."""
+def events_frame(backend: Any, kinds: Sequence[str] | None = None,
+                 query_ids: Sequence[str] | None = None) -> pl.DataFrame:
+    """The events (``kinds`` only, of ``query_ids`` only, when given), oldest first."""
     cols = ", ".join(EVENTS_SCHEMA)
-    if kinds:
-        marks = ", ".join("?" for _ in kinds)
-        rows = backend.query(f"SELECT {cols} FROM events WHERE kind IN ({marks}) ORDER BY id",
-                             tuple(kinds))
-    else:
-        rows = backend.query(f"SELECT {cols} FROM events ORDER BY id")
+    where: list[str] = []
+    params: list[str] = []
+    for col, values in (("kind", kinds), ("query_id", query_ids)):
+        if values:
+            where.append(f"{col} IN ({', '.join('?' for _ in values)})")
+            params.extend(values)
+    cond = f" WHERE {' AND '.join(where)}" if where else ""
+    rows = backend.query(f"SELECT {cols} FROM events{cond} ORDER BY id", tuple(params))
     return columns_frame(rows, EVENTS_SCHEMA).with_columns(parse_time())
 
 

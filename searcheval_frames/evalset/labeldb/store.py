@@ -14,7 +14,6 @@ import os
 import secrets
 import time
 from collections.abc import Iterable, Sequence
-from datetime import UTC, datetime
 from pathlib import Path
 from typing import Any, ClassVar, Literal
 
@@ -28,6 +27,7 @@ from .._labels import parse_label, pool_pairs
 from ..grades import Grades, grade_names, normalize_grades
 from ..policies import check_policy, settle
 from .exchange import JournalImport, export_journal, import_journal
+from .location import default_assessor, default_database, is_url, now
 from .postgres import PostgresBackend
 from .schema import SCHEMA_VERSION
 from .sqlite import SQLiteBackend
@@ -40,43 +40,9 @@ from .state import (
 )
 from .team import assessor_progress, check_assign, conflict_table, query_progress
 
-__all__ = ["LabelStore", "default_assessor", "default_database", "is_url", "now"]
+__all__ = ["LabelStore", "default_database"]
 
 JUDGEMENTS = ("label", "retract", "cant_judge")
-
-
-def now() -> str:
-    """The time now in UTC, ISO 8601 with microseconds and ``Z``."""
-    return datetime.now(UTC).isoformat(timespec="microseconds").replace("+00:00", "Z")
-
-
-def default_assessor() -> str:
-    import getpass
-
-    try:
-        return getpass.getuser() or "assessor"
-    except Exception:  # no user database (containers)
-        return "assessor"
-
-
-def default_database() -> Path:
-    """Where labels go when no path is given: ``labels/labels.db`` in the working directory.
-
-    One file shared by every assessor on the machine (each label carries its assessor),
-    never a temporary folder: restart the kernel, run the cell again, and the store finds
-    every label given.
-
-    >>> from searcheval_frames.evalset.store import default_database
-    >>> p = default_database()
-    >>> p.parent.name, p.name, p.is_absolute()
-    ('labels', 'labels.db', True)
-    """
-    return Path.cwd() / "labels" / "labels.db"
-
-
-def is_url(target: Any) -> bool:
-    """Whether ``target`` names a PostgreSQL database (``postgresql://...``)."""
-    return isinstance(target, str) and target.split("://", 1)[0] in ("postgresql", "postgres")
 
 
 class LabelStore:
@@ -309,10 +275,14 @@ class LabelStore:
         return self._as_record(row)
 
     # ------------------------------------------------------------------ reading
-    def events(self, kinds: Sequence[str] | None = None) -> pl.DataFrame:
+    def events(self, kinds: Sequence[str] | None = None, *,
+               query_ids: Sequence[Any] | None = None) -> pl.DataFrame:
         """Every event, oldest first: ``id, kind, query_id, doc_id, assessor, label, note,
         time, seconds`` (``time`` a UTC datetime)."""
-        return events_frame(self.backend, kinds)
+        qids = None if query_ids is None else [str(q) for q in query_ids]
+        if qids is not None and len(qids) > 500:  # (a long IN list: read all, filter here)
+            return events_frame(self.backend, kinds).filter(pl.col("query_id").is_in(qids))
+        return events_frame(self.backend, kinds, qids)
 
     def records(self) -> pl.DataFrame:
         """Every label and retraction, oldest first: ``query_id, doc_id, label, assessor,
@@ -330,10 +300,10 @@ class LabelStore:
         """
         return latest_labels(self.backend, with_time=with_time)
 
-    def judgements(self) -> pl.DataFrame:
+    def judgements(self, *, query_ids: Sequence[Any] | None = None) -> pl.DataFrame:
         """Each assessor's latest judgement per pair, "can't judge" included:
         ``query_id, doc_id, assessor, kind, label, time, seconds``."""
-        return current_judgements(self.events(JUDGEMENTS))
+        return current_judgements(self.events(JUDGEMENTS, query_ids=query_ids))
 
     def notes(self) -> pl.DataFrame:
         """The notes: ``query_id, doc_id, assessor, note, time``."""
