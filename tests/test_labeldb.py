@@ -230,12 +230,24 @@ def test_import_journal_is_idempotent_and_export_round_trips(target, tmp_path):
     db.close()
 
 
+def test_import_journal_on_the_class_goes_to_the_default_database(tmp_path, monkeypatch):
+    monkeypatch.chdir(tmp_path)
+    j = LabelStore(tmp_path / "me.jsonl", assessor="me")
+    j.extend({"q1": {"d1": 1, "d2": 0}})
+    assert sef.LabelStore.import_journal(j.path).added == 2
+    assert LabelStore().labels().height == 2 and LabelStore().path == (
+        tmp_path / "labels" / "labels.db")
+    assert sef.LabelStore.import_journal(j.path).added == 0
+
+
 def test_a_journal_store_keeps_labels_only(tmp_path):
     j = LabelStore(tmp_path / "j.jsonl", assessor="ana")
     j.append("q1", "d1", 1, seconds=2.5, note="looked twice")
     assert j.events()["seconds"].to_list() == [2.5]
     with pytest.raises(InvalidOptionError, match="import_journal"):
         j.cant_judge("q1", "d1")
+    with pytest.raises(InvalidOptionError, match="is a journal, not a database"):
+        j.import_journal(j.path)
 
 
 # --------------------------------------------------------------------------- damage

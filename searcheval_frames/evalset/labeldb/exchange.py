@@ -141,8 +141,16 @@ def fast_events(complete: bytes) -> list[tuple[Any, ...]] | None:
     return out.rows()
 
 
+def _need_database(store: Any, what: str) -> None:
+    if getattr(store, "backend", None) is None:
+        raise InvalidOptionError(
+            f"{what}: {store.location} is a journal, not a database; open one: "
+            f"sef.LabelStore('labels/labels.db').{what}(path)")
+
+
 def import_journal(store: Any, path: str | os.PathLike[str]) -> JournalImport:
     """Move a journal's labels into ``store`` (one transaction; idempotent)."""
+    _need_database(store, "import_journal")
     src = Path(path)
     if not src.is_file():
         raise FileAccessError(f"no journal at {src} (give the .jsonl file of a LabelStore)",
@@ -158,6 +166,7 @@ _EXPORT = ("SELECT event_key, kind, query_id, doc_id, assessor, label, note, tim
 
 def export_journal(store: Any, path: str | os.PathLike[str]) -> Path:
     """Write every event of ``store`` as a journal (written to a temporary file, renamed)."""
+    _need_database(store, "export_journal")
     target = Path(path)
     rows = store.backend.query(_EXPORT)
 

@@ -9,10 +9,12 @@ assessor per pair), so nothing is ever overwritten and history is kept.
 from __future__ import annotations
 
 import contextlib
+import functools
 import json
 import os
 import secrets
 import time
+import types
 from collections.abc import Iterable, Sequence
 from pathlib import Path
 from typing import Any, ClassVar, Literal
@@ -43,6 +45,27 @@ from .team import assessor_progress, check_assign, conflict_table, query_progres
 __all__ = ["LabelStore", "default_database"]
 
 JUDGEMENTS = ("label", "retract", "cant_judge")
+
+
+class _OnDefaultStore:
+    """A method that, called on the class (``LabelStore.import_journal(path)``), runs on
+    the default store (``labels/labels.db``)."""
+
+    def __init__(self, func: Any) -> None:
+        self.func = func
+        self.__doc__ = func.__doc__
+        self.__name__ = func.__name__
+
+    def __get__(self, obj: Any, owner: Any) -> Any:
+        if obj is not None:
+            return types.MethodType(self.func, obj)
+        func = self.func
+
+        def on_default(*args: Any, **kwargs: Any) -> Any:  # (opens the store when called)
+            with owner() as store:
+                return func(store, *args, **kwargs)
+
+        return functools.wraps(func)(on_default)
 
 
 class LabelStore:
@@ -409,8 +432,12 @@ class LabelStore:
         return conflict_table(self.labels(), self.events(["adjudicate"]))
 
     # ------------------------------------------------------------------ exchange
+    @_OnDefaultStore
     def import_journal(self, path: str | os.PathLike[str]) -> JournalImport:
         """Move a JSON-lines journal's labels into this database, idempotently.
+
+        ``LabelStore.import_journal(path)`` (on the class) imports into the default
+        database, ``labels/labels.db`` in the working directory.
 
         Every line (labels, retractions, an automatic judge's answers with their cache
         keys) becomes an event with the line's assessor and time, in one transaction;
