@@ -20,7 +20,7 @@ from typing import Any
 
 import polars as pl
 
-from ...errors import FileAccessError
+from ...errors import FileAccessError, InvalidOptionError
 from ...io.write import atomic_write
 from .._journal import checked_line, crc, line_of
 from .schema import KINDS
