@@ -33,6 +33,7 @@ __all__ = [
     "RetrievalError",
     "SearchEvalError",
     "SearchEvalWarning",
+    "StoreUnavailableError",
     "UnknownMeasureError",
     "UnknownOptionError",
     "UnsupportedInputError",
@@ -202,3 +203,8 @@ class PluginError(SearchEvalError):
 class RetrievalError(SearchEvalError):
     """A search system failed on a query (``sef.retrieve(on_error="raise")``), or cannot
     be built from its configuration; the message names the system and the query."""
+
+
+class StoreUnavailableError(SearchEvalError):
+    """The label database cannot be reached (a PostgreSQL server that went away): nothing
+    was saved; the store reconnects on its next call."""

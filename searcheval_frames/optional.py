@@ -36,6 +36,7 @@ EXTRAS: dict[str, tuple[str, ...]] = {
     "fast": ("numba",),
     # sef.systems' client adapters (opensearchpy, whose package is opensearch-py, too)
     "systems": ("elasticsearch", "psycopg"),
+    "postgres": ("psycopg",),
 }
 _EXTRA_OF = {mod: extra for extra, mods in EXTRAS.items() for mod in mods}
 _EXTRA_OF["opensearchpy"] = "systems"

@@ -7,6 +7,10 @@ from pathlib import Path
 
 import pytest
 
+#: every label journal a test leaves in its tmp_path is imported into a database and
+#: compared label by label (issue #33)
+pytest_plugins = ["journal_import_check"]
+
 REPO = Path(__file__).resolve().parents[1]
 DATA = REPO / "data"
 SHARED = Path(os.environ.get("SEARCHEVAL_SHARED", REPO.parent / "shared")).resolve()

@@ -342,6 +342,8 @@ def test_store_survives_sigkill_of_a_writing_process(tmp_path: Path, kill_after:
         if proc.poll() is None:
             proc.kill()
             proc.wait()
+        if proc.stdout is not None:
+            proc.stdout.close()
     assert proc.returncode == -signal.SIGKILL
     with warnings.catch_warnings():
         warnings.simplefilter("ignore")  # a torn last line would be reported, not fatal
@@ -387,6 +389,8 @@ def test_store_sigkill_mid_line_loses_only_that_line(tmp_path: Path) -> None:
         if proc.poll() is None:
             proc.kill()
             proc.wait()
+        if proc.stdout is not None:
+            proc.stdout.close()
     with pytest.warns(UserWarning, match="incomplete line"):
         store = LabelStore(path, assessor="w")
     assert len(store) == 50 and store.torn == b'{"query_id":"q1","doc_id":"d50","label":'
@@ -642,8 +646,15 @@ def test_label_widget_python_side_saves_each_label_and_resumes(tmp_path: Path) -
         }
     )
     path = tmp_path / "w.jsonl"
-    w = sef.label_widget(pool, store=path, queries={"q1": "first", "q2": "second"}, docs=DOCS,
-                         assessor="me", grades={"no": 0, "yes": 1})
+    w = sef.label_widget(
+        pool,
+        store=path,
+        queries={"q1": "first", "q2": "second"},
+        docs=DOCS,
+        assessor="me",
+        grades={"no": 0, "yes": 1},
+        blind=False,  # (blind, the default, hides the run names)
+    )
     assert w.grades == [[0, "no"], [1, "yes"]]
     assert w.current["doc_id"] == "d1" and w.current["query"] == "first"
     assert w.current["runs"] == "a" and w.current["title"] == "Title, with comma"

@@ -5,8 +5,8 @@ is opened in a real JupyterLab; Run All shows the label widget (the notebook's o
 then labels the top-10 holes by code); the test labels more documents with a key before
 any click (the widget took the keyboard), two clicks and two keys pressed 40 ms apart, restarts the kernel (the old widget must say
 "disconnected"), runs all cells again and checks that the widget resumes with every
-label counted and that the journal on disk, ``notebooks/labels/me.jsonl``, holds every
-label given — the journal's default place, not a temporary folder.
+label counted and that the store on disk, ``notebooks/labels/labels.db``, holds every
+label given — the store's default place, not a temporary folder.
 
 Screenshots for a look: ``SEARCHEVAL_SCREENSHOTS=<dir> pytest -m browser ...``.
 """
@@ -65,7 +65,7 @@ def test_notebook04_labels_survive_restart_and_rerun(tmp_path: Path) -> None:
     nbdir = tmp_path / "notebooks"
     nbdir.mkdir()
     shutil.copy(REPO / "notebooks" / NOTEBOOK, nbdir / NOTEBOOK)
-    journal = nbdir / "labels" / "me.jsonl"
+    journal = nbdir / "labels" / "labels.db"
     token = secrets.token_hex(16)
     timings: dict[str, float] = {}
     with jupyterlab(tmp_path, free_port(), token) as base, sync_playwright() as pw:

@@ -11,9 +11,10 @@ import json
 import zlib
 from typing import Any
 
+from ..errors import FileFormatError
 from ._labels import parse_label
 
-__all__ = ["CORE_KEYS", "crc", "line_of", "locked", "parse_line"]
+__all__ = ["CORE_KEYS", "checked_line", "crc", "line_of", "locked", "parse_line"]
 
 
 @contextlib.contextmanager
@@ -86,3 +87,17 @@ def parse_line(line: bytes) -> dict[str, Any]:
 
 CORE_KEYS = frozenset({"query_id", "doc_id", "label", "assessor", "time", "crc"})
 _DECODE = json.JSONDecoder().decode
+
+
+def checked_line(line: bytes, path: str, line_no: int, *, then: str = "") -> dict[str, Any]:
+    """:func:`parse_line`, a damaged line raised as a :class:`FileFormatError` naming the
+    file and the line (``then``: what happened to the rest, e.g. "nothing was imported")."""
+    try:
+        return parse_line(line)
+    except (ValueError, KeyError, TypeError) as exc:
+        raise FileFormatError(
+            f"label journal has a damaged line ({exc}){'; ' + then if then else ''}",
+            path=path, line_no=line_no, line=line.decode("utf-8", "replace")[:200],
+            hint="the line was damaged on disk or edited by hand; fix or delete that line (the "
+            "other lines are intact). After a deliberate edit, also delete its \"crc\" field.",
+        ) from exc

@@ -39,6 +39,20 @@ function bar(label) {
   };
 }
 
+// text as segments [[piece, isTerm], ...] (the query's terms marked): text nodes and
+// <mark> elements only, never innerHTML, so a document's markup shows as text
+function fill(node, plain, segs) {
+  node.replaceChildren();
+  if (Array.isArray(segs) && segs.length) {
+    for (const [piece, hit] of segs) {
+      if (hit) node.appendChild(el("mark", "sef-lw-hit", piece));
+      else node.appendChild(document.createTextNode(String(piece)));
+    }
+  } else {
+    node.textContent = plain || "";
+  }
+}
+
 const PING_MS = 1000;
 const NO_ANSWER_MS = 3500;
 
@@ -64,7 +78,9 @@ function render({ model, el: root }) {
   const queriesBar = bar("queries done");
   queriesBar.node.classList.add("sef-lw-queries");
 
+  const team = el("div", "sef-lw-team");
   const query = el("div", "sef-lw-query");
+  const others = el("div", "sef-lw-others");
   const doc = el("div", "sef-lw-doc");
   const docId = el("div", "sef-lw-docid");
   const title = el("div", "sef-lw-title");
@@ -77,12 +93,20 @@ function render({ model, el: root }) {
   const skip = el("button", "sef-lw-skip", "skip (s)");
   const clear = el("button", "sef-lw-clear", "clear label");
   const next = el("button", "sef-lw-next", "next →");
-  nav.append(prev, skip, clear, next);
+  const cant = el("button", "sef-lw-cant", "can't judge (x)");
+  const undo = el("button", "sef-lw-undo", "undo (u)");
+  nav.append(prev, skip, cant, undo, clear, next);
+  const noteRow = el("div", "sef-lw-note-row");
+  const noteInput = el("input", "sef-lw-note");
+  noteInput.type = "text";
+  noteInput.placeholder = "note on this document (n), Enter saves";
+  const noteSave = el("button", "sef-lw-note-save", "save note");
+  noteRow.append(noteInput, noteSave);
   const status = el("div", "sef-lw-status");
   const focusLine = el("div", "sef-lw-focus");
 
-  box.append(banner, header, journal, overall.node, perQuery.node, queriesBar.node, query, doc,
-             grades, nav, status, focusLine);
+  box.append(banner, header, journal, overall.node, perQuery.node, queriesBar.node, team, query,
+             others, doc, grades, nav, noteRow, status, focusLine);
   root.appendChild(box);
 
   // ---------------------------------------------------------------- connection state
@@ -94,15 +118,31 @@ function render({ model, el: root }) {
   let connected = true;
   let closed = false;
 
+  let kernelOk = true;
+  let kernelWhy = "";
   function setConnected(ok, why) {
     if (closed && ok) return;
+    kernelOk = ok;
+    kernelWhy = why || "";
+    renderConnection();
+  }
+  function renderConnection() {
+    const storeOk = model.get("store_ok") !== false;
+    const ok = kernelOk && storeOk;
     connected = ok;
     box.dataset.connected = ok ? "true" : "false";
+    box.dataset.storeOk = storeOk ? "true" : "false";
     banner.hidden = ok;
-    banner.textContent = ok ? "" : `disconnected — run the cell again (${why})`;
+    if (!kernelOk) banner.textContent = `disconnected — run the cell again (${kernelWhy})`;
+    else if (!storeOk) {
+      banner.textContent = `the label store cannot be reached (${model.get("journal")}) — ` +
+        "input is refused until it answers again; every label saved before is kept";
+    } else banner.textContent = "";
     for (const b of box.querySelectorAll("button")) b.disabled = !ok;
+    noteInput.disabled = !ok;
     if (!ok) {
-      status.textContent = "nothing is saved while disconnected";
+      status.textContent = kernelOk ? (model.get("status") || "nothing is saved now")
+        : "nothing is saved while disconnected";
       status.classList.add("sef-lw-error");
     } else {
       renderStatus();
@@ -112,7 +152,7 @@ function render({ model, el: root }) {
 
   function answered() {
     waitingSince = null;
-    if (!connected && !closed) setConnected(true);
+    if (!kernelOk && !closed) setConnected(true);
   }
 
   function waiting() {
@@ -148,7 +188,7 @@ function render({ model, el: root }) {
   const timer = setInterval(() => {
     if (!root.isConnected) return;
     if (waitingSince !== null && Date.now() - waitingSince > NO_ANSWER_MS) {
-      if (connected) {
+      if (kernelOk) {
         setConnected(false, `no answer from the kernel for ${Math.round(NO_ANSWER_MS / 1000)} s; ` +
           "if it is only busy, this clears when it answers");
       }
@@ -158,7 +198,9 @@ function render({ model, el: root }) {
 
   const send = (action, extra = {}) => {
     if (!connected) {
-      status.textContent = "not saved: the widget is disconnected — run the cell again";
+      status.textContent = kernelOk
+        ? "not saved: the label store cannot be reached — wait until it answers again"
+        : "not saved: the widget is disconnected — run the cell again";
       status.classList.add("sef-lw-error");
       return false;
     }
@@ -179,14 +221,23 @@ function render({ model, el: root }) {
   function renderFocus() {
     const has = document.activeElement === box;
     box.dataset.focused = has ? "true" : "false";
-    if (!connected) focusLine.textContent = "input refused: disconnected";
-    else if (has) focusLine.textContent = "⌨ keys go to this widget: grade number to label · ←/→ previous/next · s skip";
+    if (!connected) {
+      focusLine.textContent = kernelOk ? "input refused: the label store is unreachable"
+        : "input refused: disconnected";
+    }
+    else if (has) {
+      focusLine.textContent = model.get("mode") === "review"
+        ? "⌨ keys go to this widget: grade number = the adjudicated label · n note · ←/→ · s skip"
+        : "⌨ keys go to this widget: grade number to label · x can't judge · u undo · n note · " +
+          "←/→ previous/next · s skip";
+    }
     else focusLine.textContent = "keys are NOT going to this widget — click it to label with the keyboard";
     focusLine.classList.toggle("sef-lw-focus-on", has && connected);
   }
   box.addEventListener("focus", renderFocus);
   box.addEventListener("blur", renderFocus);
   box.addEventListener("mousedown", (event) => {
+    if (event.target === noteInput) return;
     if (event.target === box || !(event.target instanceof HTMLButtonElement)) {
       setTimeout(() => box.focus({ preventScroll: true }), 0);
     }
@@ -218,10 +269,14 @@ function render({ model, el: root }) {
     overall.set(p.done ?? 0, p.total ?? 0);
     perQuery.set(p.query_done ?? 0, p.query_total ?? 0);
     queriesBar.set(p.queries_done ?? 0, p.n_queries ?? 0);
-    assessor.textContent = `assessor: ${model.get("assessor")}`;
+    const review = model.get("mode") === "review";
+    box.dataset.mode = review ? "review" : "label";
+    assessor.textContent = `${review ? "reviewer" : "assessor"}: ${model.get("assessor")}`;
     journal.textContent = `labels saved to ${model.get("journal")}`;
+    renderTeam();
     if (item.index === undefined || item.index < 0) {
-      position.textContent = "nothing to label";
+      position.textContent = review ? "no conflict left to review" : "nothing to label";
+      others.textContent = "";
       query.textContent = "";
       docId.textContent = "";
       title.textContent = "";
@@ -229,17 +284,44 @@ function render({ model, el: root }) {
       box.dataset.index = "-1";
       return;
     }
-    position.textContent = `item ${item.index + 1} of ${p.total ?? "?"} · query ${item.query_id}`;
-    query.textContent = item.query ? item.query : `query ${item.query_id}`;
-    docId.textContent = `document ${item.doc_id}`;
-    title.textContent = item.title || "";
-    text.textContent = item.text || "";
+    position.textContent = `${review ? "conflict" : "item"} ${item.index + 1} of ` +
+      `${review ? p.total ?? "?" : p.total ?? "?"} · query ${item.query_id}`;
+    fill(query, item.query ? item.query : `query ${item.query_id}`, item.query_segments);
+    docId.textContent = `document ${item.doc_id}` + (item.runs ? ` · runs: ${item.runs}` : "");
+    fill(title, item.title || "", item.title_segments);
+    fill(text, item.text || "", item.text_segments);
+    const given = Array.isArray(item.others) ? item.others : null;
+    if (given && given.length) {
+      const parts = given.map(([who, v]) => (who ? `${who}: ${v}` : String(v)));
+      others.textContent = `${review ? "labels given" : "other labels"}: ${parts.join(" · ")}`;
+    } else {
+      others.textContent = review ? "labels given: none" : "";
+    }
+    box.dataset.cantJudge = item.cant_judge ? "true" : "false";
     box.dataset.index = String(item.index);
     box.dataset.queryId = item.query_id;
     box.dataset.docId = item.doc_id;
     box.dataset.label = item.label === null || item.label === undefined ? "" : String(item.label);
     for (const b of grades.querySelectorAll("button.sef-lw-grade")) {
       b.classList.toggle("sef-lw-selected", b.dataset.grade === box.dataset.label);
+    }
+  }
+
+  function fmtSecs(v) {
+    return v === null || v === undefined ? "–" : `${Number(v).toFixed(1)} s/label`;
+  }
+  function renderTeam() {
+    const rows = model.get("team") || [];
+    team.replaceChildren();
+    team.hidden = rows.length === 0;
+    for (const r of rows) {
+      const line = el("div", "sef-lw-team-row" + (r.me ? " sef-lw-me" : ""));
+      line.dataset.assessor = r.assessor;
+      line.dataset.done = String(r.done);
+      line.dataset.left = r.left === null ? "" : String(r.left);
+      line.textContent = `${r.assessor}${r.me ? " (you)" : ""}: ${r.done} done · ` +
+        `${r.left ?? "?"} left · ${fmtSecs(r.median_seconds)} · ETA ${r.eta ?? "–"}`;
+      team.appendChild(line);
     }
   }
 
@@ -254,11 +336,29 @@ function render({ model, el: root }) {
   next.addEventListener("click", () => send("next"));
   skip.addEventListener("click", () => send("skip"));
   clear.addEventListener("click", () => send("clear"));
+  cant.addEventListener("click", () => send("cant_judge"));
+  undo.addEventListener("click", () => send("undo"));
+  const saveNote = () => {
+    const textValue = noteInput.value.trim();
+    if (!textValue) return;
+    if (send("note", { text: textValue })) noteInput.value = "";
+    box.focus({ preventScroll: true });
+  };
+  noteSave.addEventListener("click", saveNote);
   box.addEventListener("keydown", (event) => {
     if (event.ctrlKey || event.metaKey || event.altKey) return;
     const k = event.key;
+    if (event.target === noteInput) { // typing a note: only Enter / Escape are ours
+      if (k === "Enter") saveNote();
+      else if (k === "Escape") box.focus({ preventScroll: true });
+      event.stopPropagation();
+      return;
+    }
     let handled = true;
     if (k in gradeKeys) send("label", { grade: gradeKeys[k] });
+    else if (k === "x") send("cant_judge");
+    else if (k === "u") send("undo");
+    else if (k === "n") noteInput.focus({ preventScroll: true });
     else if (k === "ArrowLeft" || k === "k") send("prev");
     else if (k === "ArrowRight" || k === "j") send("next");
     else if (k === "s") send("skip");
@@ -277,6 +377,9 @@ function render({ model, el: root }) {
   model.on("change:journal", renderItem);
   model.on("change:status", renderStatus);
   model.on("change:saved_count", renderStatus);
+  model.on("change:team", renderTeam);
+  model.on("change:mode", renderItem);
+  model.on("change:store_ok", renderConnection);
   model.on("msg:custom", onCustom);
   model.on("comm:close", onClosed);
   model.on("comm_live_update", onLive);
@@ -284,6 +387,7 @@ function render({ model, el: root }) {
   renderGrades();
   renderItem();
   renderStatus();
+  renderConnection();
   renderFocus();
   // take the keyboard when shown (JupyterLab may move focus while other cells run;
   // the focus line says so plainly, a click brings it back)
@@ -296,6 +400,9 @@ function render({ model, el: root }) {
     model.off("change:journal", renderItem);
     model.off("change:status", renderStatus);
     model.off("change:saved_count", renderStatus);
+    model.off("change:team", renderTeam);
+    model.off("change:mode", renderItem);
+    model.off("change:store_ok", renderConnection);
     model.off("msg:custom", onCustom);
     model.off("comm:close", onClosed);
     model.off("comm_live_update", onLive);

@@ -30,6 +30,7 @@ from ..._deprecation import outside_stacklevel
 from ...errors import InvalidOptionError, SearchEvalError
 from ...frames import input_kind, to_native
 from ...options import check_bool, check_optional_int
+from ..labeldb.location import is_url
 from ..store import LabelStore
 from .prompt import JudgeAnswerError
 from .texts import as_polars, judge_pairs
@@ -121,7 +122,7 @@ class JudgeResult:
     errors: pl.DataFrame
     pending: pl.DataFrame
     stopped: str | None
-    journal: Path
+    journal: Path | str
     name: str
     _polars: pl.DataFrame = field(repr=False, default_factory=pl.DataFrame)
 
@@ -182,10 +183,12 @@ def _log_error(path: Path, rec: dict[str, Any]) -> None:
 class _Session:
     """One judging pass: the journal, the cache and the error log."""
 
-    def __init__(self, j: Any, journal: Path, ident: str) -> None:
+    def __init__(self, j: Any, journal: Path | str, ident: str) -> None:
         self.j = j
         self.store = LabelStore(journal, assessor=f"judge:{j.name}")
-        self.errors_path = journal.with_name(journal.name + ".errors")
+        # (a server database: the error log goes to labels/ in the working directory)
+        self.errors_path = (Path.cwd() / "labels" / "judge.errors" if isinstance(journal, str)
+                            else journal.with_name(journal.name + ".errors"))
         self.ident = ident
         template = getattr(j, "template", None)
         self.prompt_sha256 = template.sha256 if template is not None else _sha(ident)
@@ -399,7 +402,7 @@ def judge(
     j = as_judge(judge)
     ident = json.dumps(j.identity(), sort_keys=True, ensure_ascii=False)
     df = df.with_columns(pl.Series("_key", _keys(df, _sha(ident)), dtype=pl.String))
-    path = Path(journal)
+    path: Path | str = str(journal) if is_url(journal) else Path(journal)  # (a URL: no path)
     if dry_run:
         seen = _seen_keys(path)
         todo = df.filter(~pl.col("_key").is_in(list(seen)))
@@ -427,14 +430,14 @@ def judge(
     return _result(s, df, kind, cached, stopped, path)
 
 
-def _seen_keys(path: Path) -> set[str]:
-    if not path.exists():
+def _seen_keys(path: Path | str) -> set[str]:
+    if isinstance(path, Path) and not path.exists():
         return set()
     return {r["meta"]["key"] for r in LabelStore(path).meta_records() if "key" in r["meta"]}
 
 
 def _result(s: _Session, df: pl.DataFrame, kind: Any, cached: int, stopped: str | None,
-            path: Path) -> JudgeResult:
+            path: Path | str) -> JudgeResult:
     got = [(a, b, s.cache[k]) for a, b, k in df.select("query_id", "doc_id", "_key").iter_rows()
            if k in s.cache]
     frame = pl.DataFrame(
