@@ -149,8 +149,8 @@ _LAZY: dict[str, str] = {
     # sweeps of a system's knobs (issue 32)
     "sweep": "sweeps",
     "SweepResult": "sweeps",
-    "SweepDisplay": "sweeps",
-    "sweep_plot": "sweeps",
+    "SweepDisplay": "figures.sweep",
+    "sweep_plot": "figures.sweep",
     "latency_plot": "figures",
     "LatencyDisplay": "figures",
 }

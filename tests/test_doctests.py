@@ -58,7 +58,7 @@ MODULES = [
     "searcheval_frames.systems.engines",
     "searcheval_frames.sweeps.points",
     "searcheval_frames.sweeps.run",
-    "searcheval_frames.sweeps.plot",
+    "searcheval_frames.figures.sweep",
     "searcheval_frames.figures.latency",
 ]
 

@@ -315,7 +315,7 @@ def test_assign_restricts_queries_and_old_order_warns(tmp_path):
         sef.label_widget(TEAM_POOL, store=path, assessor="ben", assign={"ana": ["q2"]})
     with pytest.raises(sef.errors.InvalidOptionError, match="assign"):
         sef.label_widget(TEAM_POOL, store=path, assessor="ana", assign=["q2"])
-    with pytest.warns(DeprecationWarning, match=r"label_widget\(pool, store='.*a\.db'\)"):
+    with pytest.warns(DeprecationWarning, match=r"call label_widget\(pool, store='.*a\.db'"):
         old = sef.label_widget(str(path), TEAM_POOL, assessor="ana")
     assert old.store.path == path
     with pytest.raises(sef.errors.InvalidOptionError, match="mode="):

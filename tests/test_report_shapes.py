@@ -5,7 +5,6 @@ relevance level, colours, no "-0.000", the demo's command line)."""
 from __future__ import annotations
 
 import re
-import shlex
 import warnings
 from pathlib import Path
 from typing import Any
@@ -145,21 +144,6 @@ def test_no_minus_zero_in_tables() -> None:
     cmp = sef.compare(per_query=pq, baseline="a", ci_method="t")
     text = cmp.table("before_after", columns=["delta", "ci"]).to_markdown() + cmp.to_html()
     assert "-0.000" not in text and "(-0.0%)" not in text and "0.000" in text
-
-
-def test_demo_command_line_is_quoted(monkeypatch: Any, capsys: Any, tmp_path: Path) -> None:
-    """The demo prints the command it runs; pasted into a shell it must give the same argv
-    (the --title has spaces and a question mark)."""
-    import searcheval_frames.cli.report as cli_report
-    from searcheval_frames import demo
-
-    seen: list[list[str]] = []
-    monkeypatch.setattr(cli_report, "main", lambda argv: seen.append(list(argv)) or 0)
-    assert demo._report(EX, str(tmp_path / "out")) == 0
-    line = next(ln for ln in capsys.readouterr().out.splitlines()
-                if ln.startswith("$ searcheval report "))
-    assert shlex.split(line.removeprefix("$ searcheval report ")) == seen[0]
-    assert "Example: does reranking BM25 help?" in seen[0]
 
 
 def test_trec_dl_report_names_runs_by_their_short_names() -> None:

@@ -3,12 +3,13 @@
 
 * ``points``: the grid's points and their run names;
 * ``run``: :func:`sweep` and :class:`SweepResult`;
-* ``plot``: :class:`SweepDisplay` (a measure against a knob, holes shown).
+* its figure, :class:`SweepDisplay` (a measure against a knob, holes shown), lives in
+  ``figures/sweep.py``.
 """
 
 from __future__ import annotations
 
-from .plot import SweepDisplay, sweep_plot
+from ..figures.sweep import SweepDisplay, sweep_plot
 from .points import grid_points
 from .run import SweepResult, sweep
 

@@ -8,6 +8,7 @@ from typing import Any
 
 import numpy as np
 
+from ..figures.sweep import point_name
 from ..options import option_error
 
 __all__ = ["MAX_POINTS", "grid_points", "point_name"]
@@ -39,8 +40,3 @@ def grid_points(grid: Mapping[str, Sequence[Any]]) -> list[dict[str, Any]]:
         raise option_error(func, "grid", f"<{n:,} points>", f"must have at most "
                            f"{MAX_POINTS:,} points", example)
     return [dict(zip(lists, combo, strict=True)) for combo in itertools.product(*lists.values())]
-
-
-def point_name(point: Mapping[str, Any]) -> str:
-    """``"k1=1.2 b=0.75"``: a point as a run name."""
-    return " ".join(f"{k}={v:g}" if isinstance(v, float) else f"{k}={v}" for k, v in point.items())

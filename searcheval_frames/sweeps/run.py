@@ -94,8 +94,8 @@ class SweepResult:
         return self.table.row(int(np.argmax(values)), named=True)
 
     def plot(self, measure: str | None = None, *, x: str | None = None, ax: Any = None) -> Any:
-        """Draw the sweep (:class:`~searcheval_frames.sweeps.plot.SweepDisplay`)."""
-        from .plot import SweepDisplay
+        """Draw the sweep (:class:`~searcheval_frames.figures.sweep.SweepDisplay`)."""
+        from ..figures.sweep import SweepDisplay
 
         return SweepDisplay.from_sweep(self, measure, x=x).plot(ax=ax)
 

@@ -8,13 +8,15 @@ Displays of :mod:`searcheval_frames.figures` do.
 
 from __future__ import annotations
 
+from collections.abc import Mapping
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any
 
 import numpy as np
 import polars as pl
 
-from ..figures._shared import (
+from ..options import option_error
+from ._shared import (
     FIGSIZE,
     LABEL_SIZE,
     NOTE_SIZE,
@@ -25,14 +27,17 @@ from ..figures._shared import (
     run_colors,
     set_title,
 )
-from ..figures.style import display_names, fit_title, place_legend
-from ..options import option_error
-from .points import point_name
+from .style import display_names, fit_title, place_legend
 
 if TYPE_CHECKING:  # pragma: no cover
     from matplotlib.axes import Axes
 
-__all__ = ["SweepDisplay", "sweep_plot"]
+__all__ = ["SweepDisplay", "point_name", "sweep_plot"]
+
+
+def point_name(point: Mapping[str, Any]) -> str:
+    """``"k1=1.2 b=0.75"``: a grid point as a run name (the sweep names its runs so)."""
+    return " ".join(f"{k}={v:g}" if isinstance(v, float) else f"{k}={v}" for k, v in point.items())
 
 
 @dataclass
