@@ -265,12 +265,13 @@ def test_a_comment_line_with_six_fields_is_skipped_in_any_batch(tmp_path, monkey
 @given(data=st.binary(max_size=40) | st.text(alphabet=" ab1\n\t\r\x0b\x0cé\u00a0").map(
     str.encode), chunk=st.integers(1, 9))
 def test_only_spaces_in_chunks_matches_the_whole_file_test(tmp_path, monkeypatch, data, chunk):
-    """The byte scan reads small chunks into one buffer; the answer is the whole file's."""
+    """The byte scan reads small chunks into one buffer; the answer is the whole file's
+    (None: two spaces together, also across a chunk's edge)."""
     monkeypatch.setattr(trec_fast, "SCAN_CHUNK", chunk)
     path = tmp_path / "r.run"
     path.write_bytes(data)
     whole = data.isascii() and not any(b in data for b in (b"\t", b"\r", b"\x0b", b"\x0c"))
-    assert trec_fast._only_spaces(path) is whole
+    assert trec_fast._only_spaces(path) is (None if b"  " in data else whole)
 
 
 @settings(max_examples=150, deadline=None)
@@ -343,3 +344,17 @@ def test_run_checks_blocks_found_in_two_halves_are_the_blocks(monkeypatch, ids, 
     row, lengths = blocks_mod._with_run_lengths(df, "query_id", [pl.len()])
     want = df.select(pl.col("query_id").rle().struct.field("len")).to_series().to_list()
     assert lengths.tolist() == want and row.item() == len(ids)
+
+
+@pytest.mark.parametrize("gap", ["  ", "   "])
+def test_a_second_result_after_two_spaces_is_refused_not_dropped(tmp_path, gap):
+    """Found by test_fuzz_readers: with two spaces after the tag, polars read the seventh
+    field as null (empty), so the fast reader kept the first six fields of a line that
+    holds two results; the exact reader refuses it, naming the line."""
+    path = tmp_path / "r.run"
+    path.write_text(f"1 Q0 d1 1 0 bm25\n2 Q0 d1 1 0 bm25{gap}1 Q0 d9 9 0.5 t\n")
+    with pytest.raises(sef.errors.FileFormatError, match=r"r\.run:2:.*two result lines"):
+        sef.read_run(path)
+    ok = tmp_path / "ok.run"
+    ok.write_text("1 Q0 d1 1 0 bm25  \n2 Q0 d1 1 0 bm25\n")  # trailing spaces: fine
+    assert sef.read_run(ok).height == 2

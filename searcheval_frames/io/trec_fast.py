@@ -119,6 +119,8 @@ def _polars_trec_run(
                 except _NotClean as exc:
                     done, failed = None, exc
                 plain = spaces.result()
+            if plain is None:  # two spaces together: the exact reader
+                raise _NotClean
             if not plain:  # ids may hold other whitespace: check each of them
                 done = _stream_checked_run(_checked(lf, cols, tag0, False, judged), cols, tag0)
             elif failed is not None:
@@ -127,6 +129,8 @@ def _polars_trec_run(
                 return done[0], True, done[1]
         if plain is None:
             plain = sep == " " and _only_spaces(path)
+            if plain is None:  # two spaces together: the exact reader
+                raise _NotClean
         return (lf.select(*cols, "tag", "_extra", *([] if plain else ["iter"])).collect(),
                 False, None)
     except (pl.exceptions.PolarsError, OSError, UnicodeDecodeError, _NotClean):
@@ -170,20 +174,29 @@ _OTHER_SPACE = (b"\t", b"\r", b"\x0b", b"\x0c")
 SCAN_CHUNK = 1 << 20
 
 
-def _only_spaces(path: Path) -> bool:
+def _only_spaces(path: Path) -> bool | None:
     """Whether the file is ASCII whose only whitespace is spaces and LF line ends: its ids
     then cannot hold whitespace. (``isascii`` and ``in`` on chunks read into one reused
-    buffer; a non-ASCII file gets the per-id checks, even when it has no odd whitespace.)"""
+    buffer; a non-ASCII file gets the per-id checks, even when it has no odd whitespace.)
+
+    ``None`` when two spaces stand together anywhere: split on single spaces, the line
+    has an empty field, which polars reads as null, so text after a run tag that follows
+    two spaces (``bm25  1 Q0 d9 ...``: a second result on the line) would pass as a
+    missing seventh column and be dropped; such a file goes to the exact reader."""
     buf = bytearray(SCAN_CHUNK)
+    plain, last = True, 0
     try:
         with open(path, "rb", buffering=0) as fh:
             while n := fh.readinto(buf):
                 chunk = buf if n == SCAN_CHUNK else buf[:n]
-                if not chunk.isascii() or any(b in chunk for b in _OTHER_SPACE):
-                    return False
+                if b"  " in chunk or (last == 32 and chunk[0] == 32):
+                    return None
+                last = chunk[-1]
+                if plain and (not chunk.isascii() or any(b in chunk for b in _OTHER_SPACE)):
+                    plain = False
     except OSError:
         return False
-    return True
+    return plain
 
 
 _DOC_HASH = DOC_HASH  # (a query's block holds one query: its documents' hash)
