@@ -2,10 +2,11 @@
 
 `blocks(path)` lists a Markdown file's fenced blocks. `python -m docs_examples FILE.json`
 (how tests/test_docs_examples.py calls it, in a fresh process with a copy of data/ as the
-working folder) runs one file's ``python`` and ``bash`` blocks in their order: the python
+working folder) runs one file's ``python``, ``bash`` and ``console`` blocks in their order: the python
 blocks share one namespace as cells of one notebook do (a bare expression is displayed:
 its ``_repr_html_`` is called, as JupyterLab would), each ``bash`` block runs in bash with
-``searcheval`` on the PATH. Warnings are errors under the test suite's own filters
+``searcheval`` on the PATH; a ``console`` block's ``$ command`` lines run in one shell
+and each must print the lines shown under it (a shown line ending in ``...`` is a prefix). Warnings are errors under the test suite's own filters
 (pyproject's ``filterwarnings``), so an example that warns fails like a test would; the
 package's own ``SearchEvalWarning`` (a note on the data, shown under a cell) is printed.
 
@@ -29,7 +30,8 @@ from pathlib import Path
 
 REPO = Path(__file__).resolve().parents[1]
 FILES = [REPO / "README.md", *sorted((REPO / "docs").glob("*.md"))]
-RUN = ("python", "bash")  # the languages that are executed
+RUN = ("python", "bash", "console")  # the languages that are executed
+CMD = "@@sef-docs-command@@"
 SKIP = re.compile(r"<!--\s*docs-exec:\s*skip\b\s*(.*?)\s*-->")
 
 
@@ -98,6 +100,42 @@ def run_python(code: str, scope: dict[str, object], name: str) -> None:
         sys.modules["matplotlib.pyplot"].close("all")
 
 
+def console(code: str) -> list[tuple[str, list[str]]]:
+    """A ``console`` block's ``$ command`` lines, each with the output shown under it."""
+    out: list[tuple[str, list[str]]] = []
+    for line in code.splitlines():
+        if line.startswith("$ "):
+            out.append((line[2:], []))
+        elif out:
+            out[-1][1].append(line)
+    return out
+
+
+def same_line(shown: str, got: str) -> bool:
+    """A shown line equals the printed one; a shown line ending in "..." is its start."""
+    shown, got = shown.rstrip(), got.rstrip()
+    if shown.endswith("..."):
+        return got.startswith(shown[:-3].rstrip())
+    return shown == got
+
+
+def run_console(code: str, bin_dir: Path) -> None:
+    """Run the commands in one shell (a `cd` holds for the next) and compare each one's
+    output (stdout and stderr, as a terminal shows them) with the lines shown under it."""
+    steps = console(code)
+    script = "\n".join(f"echo {CMD}\n{{ {cmd}\n}} 2>&1" for cmd, _ in steps)
+    env = {**os.environ, "PATH": f"{bin_dir}{os.pathsep}{os.environ['PATH']}", "COLUMNS": "100"}
+    proc = subprocess.run(["bash", "-c", script], env=env, capture_output=True, text=True,
+                          timeout=300)
+    outputs = proc.stdout.split(CMD + "\n")[1:]
+    assert len(outputs) == len(steps), proc.stdout + proc.stderr
+    for (cmd, shown), got in zip(steps, outputs, strict=True):
+        lines = got.rstrip("\n").split("\n") if got.strip() else []
+        if len(lines) != len(shown) or not all(map(same_line, shown, lines)):
+            raise AssertionError(f"$ {cmd}\nthe page shows:\n" + "\n".join(shown)
+                                 + "\nit prints:\n" + "\n".join(lines))
+
+
 def run_bash(code: str, bin_dir: Path) -> None:
     env = {**os.environ, "PATH": f"{bin_dir}{os.pathsep}{os.environ['PATH']}"}
     proc = subprocess.run(["bash", "-euo", "pipefail", "-c", code], env=env, capture_output=True,
@@ -128,6 +166,8 @@ def main(spec: str) -> int:
         try:
             if block.lang == "python":
                 run_python(block.code, scope, where)
+            elif block.lang == "console":
+                run_console(block.code, bin_dir)
             else:
                 run_bash(block.code, bin_dir)
         except BaseException:
