@@ -8,6 +8,8 @@ rows and say how to fix the problem.
 
 from __future__ import annotations
 
+import sys
+from pathlib import Path
 from typing import Any
 
 __all__ = [
@@ -37,6 +39,7 @@ __all__ = [
     "UnsupportedInputError",
     "UnwritableValueError",
     "format_rows",
+    "user_stacklevel",
 ]
 
 
@@ -125,6 +128,25 @@ def format_rows(frame: Any, n: int = 3) -> str:
 
 class SearchEvalWarning(UserWarning):
     """Something was dropped or filled in, and the caller should know which rows."""
+
+
+_PACKAGE = str(Path(__file__).resolve().parent)
+
+
+def user_stacklevel() -> int:
+    """The ``stacklevel`` for ``warnings.warn`` that names the caller's own line.
+
+    Counted from the function that calls this, up to the first frame outside the
+    package, so a warning points at the user's call however deep inside
+    ``compare`` / ``report`` / ``compare(by=)`` it is raised (a fixed ``stacklevel``
+    is right for one way in and names a line of the package for the others).
+    """
+    frame = sys._getframe(1)
+    level = 1
+    while frame.f_back is not None and frame.f_code.co_filename.startswith(_PACKAGE):
+        frame = frame.f_back
+        level += 1
+    return level
 
 
 # --- round 3 of "no silent wrong number" (issue #22) -------------------------------

@@ -27,7 +27,7 @@ from typing import Any
 
 import numpy as np
 
-from ..errors import InvalidOptionError
+from ..errors import InvalidOptionError, SearchEvalWarning, user_stacklevel
 from ..options import check_choice, check_float, check_int, check_optional_int
 from .inference import MIN_QUERIES
 from .leaderboard_build import build, score_matrix, untestable
@@ -138,8 +138,8 @@ def leaderboard(
     if reason is not None:
         warnings.warn(f"leaderboard: the runs cannot be tested on {measure} ({reason}, "
                       f"{X.shape[0]} queries); p-values and intervals are NaN. A leaderboard "
-                      f"needs at least {MIN_QUERIES} queries with some spread.", UserWarning,
-                      stacklevel=2)
+                      f"needs at least {MIN_QUERIES} queries with some spread.", SearchEvalWarning,
+                      stacklevel=user_stacklevel())
     return build(X, names, measure=measure, test=test, alpha=float(alpha), ci=float(ci),
                  n_resamples=int(n_resamples), rng=rng, reason=reason, kind=kind,
                  progress=progress)

@@ -23,6 +23,7 @@ from ..errors import (
     InvalidOptionError,
     SearchEvalError,
     UnknownMeasureError,
+    user_stacklevel,
 )
 from ..frames import Kind, input_kind
 from ..optional import require
@@ -97,7 +98,7 @@ def load_paired(
     if not isinstance(data, Comparison):  # a Comparison warned when it was made
         for w in caught:
             warnings.warn(str(w.message).replace("compare:", f"{func}:", 1), w.category,
-                          stacklevel=3)
+                          stacklevel=user_stacklevel())
     matrices: dict[str, np.ndarray] = {}
     for m in chosen:
         wide = (

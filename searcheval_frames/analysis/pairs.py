@@ -29,8 +29,10 @@ from ..errors import (
     InvalidOptionError,
     InvalidScoreError,
     MissingColumnError,
+    SearchEvalWarning,
     UnknownMeasureError,
     format_rows,
+    user_stacklevel,
 )
 from ..frames import ALIASES, Kind, input_kind
 
@@ -220,15 +222,15 @@ def pair_queries(
             f"compare: {gaps.height} per-query value(s) missing in some runs (queries "
             f"{shown}); they score 0 (missing='zero', like trec_eval -c). Pass "
             "missing='skip' to drop those queries from all runs instead.",
-            UserWarning,
-            stacklevel=3,
+            SearchEvalWarning,
+            stacklevel=user_stacklevel(),
         )
         return full.with_columns(pl.col("value").fill_null(0.0))
     warnings.warn(
         f"compare: dropping {len(queries)} query(ies) missing in some runs from all runs "
         f"(missing='skip'): {shown}. Pass missing='zero' to score them 0 instead.",
-        UserWarning,
-        stacklevel=3,
+        SearchEvalWarning,
+        stacklevel=user_stacklevel(),
     )
     drop = gaps.select("measure", "query_id").unique()
     return full.join(drop, on=["measure", "query_id"], how="anti")

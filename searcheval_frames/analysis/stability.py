@@ -29,7 +29,7 @@ from typing import Any, Literal, NamedTuple
 import numpy as np
 import polars as pl
 
-from ..errors import InvalidOptionError
+from ..errors import InvalidOptionError, SearchEvalWarning, user_stacklevel
 from ..frames import to_native
 from ..options import check_choice, check_float, check_int, check_optional_int
 from . import stats as _st
@@ -345,8 +345,8 @@ def stability(
                 f"measure {m!r}; use sizes between 1 and {nq}.")
         if nq < MIN_QUERIES:
             warnings.warn(f"stability: measure {m!r} has {nq} queries (too few queries; at "
-                          f"least {MIN_QUERIES}); its τ and swap rates are NaN.", UserWarning,
-                          stacklevel=2)
+                          f"least {MIN_QUERIES}); its τ and swap rates are NaN.",
+                          SearchEvalWarning, stacklevel=user_stacklevel())
         i, j = np.triu_indices(nr, 1)
         if not isinstance(bins, Sequence | np.ndarray):
             top = float(np.abs(full[i] - full[j]).max()) or 1.0
@@ -421,4 +421,4 @@ def _warn_untestable(fn: str, measure: str, d: np.ndarray) -> None:
         kinds = ", ".join(f"{bad.count(r)} {r}" for r in dict.fromkeys(bad))
         warnings.warn(f"{fn}: {len(bad)} of {len(reasons)} run pairs on {measure!r} cannot be "
                       f"tested ({kinds}); their p-values are NaN and they count as not "
-                      "significant.", UserWarning, stacklevel=3)
+                      "significant.", SearchEvalWarning, stacklevel=user_stacklevel())

@@ -24,7 +24,7 @@ from typing import Any, Literal
 import polars as pl
 
 from ..core.ranking import ranked_rows
-from ..errors import InvalidOptionError, format_rows
+from ..errors import InvalidOptionError, SearchEvalWarning, format_rows, user_stacklevel
 from ..frames import input_kind, qrels_frame, run_frame, to_native
 from ..options import (
     check_bool,
@@ -460,7 +460,8 @@ def metric_bounds(
             f"run(s) have no label at all and are not evaluated (as in trec_eval), e.g.\n"
             f"{format_rows(unlabelled.sort(['run', 'query_id']))}\nLabel some of their "
             "documents (sef.pool / sef.label_widget) to include them.",
-            stacklevel=2,
+            SearchEvalWarning,
+            stacklevel=user_stacklevel(),
         )
     gaps = _with_judged(all_ranked, q).filter(~pl.col("judged")).join(
         labelled, on="query_id", how="semi").select("run", "query_id", "doc_id", "rank")

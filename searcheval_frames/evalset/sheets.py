@@ -28,7 +28,9 @@ from ..errors import (
     InvalidOptionError,
     InvalidRelevanceError,
     MissingColumnError,
+    SearchEvalWarning,
     format_rows,
+    user_stacklevel,
 )
 from ..frames import input_kind, to_native, to_polars
 from ..io.texts import queries_table
@@ -106,7 +108,8 @@ def export_label_sheet(
     kind = input_kind(pool)
     df = pool_pairs(pool)
     if df.height == 0:
-        warnings.warn("export_label_sheet: the pool is empty; the sheet has no rows", stacklevel=2)
+        warnings.warn("export_label_sheet: the pool is empty; the sheet has no rows",
+                      SearchEvalWarning, stacklevel=user_stacklevel())
     dup = df.filter(pl.struct("query_id", "doc_id").is_duplicated())
     if dup.height:
         raise DuplicateRowsError(
@@ -130,7 +133,8 @@ def export_label_sheet(
             warnings.warn(
                 f"export_label_sheet: {missing.height} document(s) of the pool are not in "
                 f"docs; their text is empty, e.g.\n{format_rows(missing.select('doc_id'))}",
-                stacklevel=2,
+                SearchEvalWarning,
+                stacklevel=user_stacklevel(),
             )
     out = (
         out.sort("_order")
@@ -357,7 +361,8 @@ def import_label_sheet(
         warnings.warn(
             f"import_label_sheet: {blank.height} of {df.height} row(s) have no label yet and "
             "were skipped",
-            stacklevel=2,
+            SearchEvalWarning,
+            stacklevel=user_stacklevel(),
         )
     return to_native(_deduplicated(df.filter(pl.col("relevance").is_not_null()), src), kind)
 
@@ -474,7 +479,8 @@ def _deduplicated(df: pl.DataFrame, src: str) -> pl.DataFrame:
         warnings.warn(
             f"import_label_sheet: {dup.height - dup.select(key).unique().height} repeated "
             "row(s) with the same label were dropped",
-            stacklevel=3,
+            SearchEvalWarning,
+            stacklevel=user_stacklevel(),
         )
         df = df.unique(key, keep="first", maintain_order=True)
     return df.select("query_id", "doc_id", "relevance")

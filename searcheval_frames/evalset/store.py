@@ -18,7 +18,14 @@ from typing import Any, Literal
 
 import polars as pl
 
-from ..errors import FileAccessError, FileFormatError, InvalidOptionError, InvalidRelevanceError
+from ..errors import (
+    FileAccessError,
+    FileFormatError,
+    InvalidOptionError,
+    InvalidRelevanceError,
+    SearchEvalWarning,
+    user_stacklevel,
+)
 from ..frames import input_kind, qrels_frame, to_native
 from ..io.write import atomic_write
 from ._journal import CORE_KEYS, line_of, locked, parse_line
@@ -133,7 +140,8 @@ class LabelStore:
                 f"LabelStore: {self.path} ends with an incomplete line ({len(self.torn)} bytes, "
                 "a writer was interrupted); it is ignored and will be moved to "
                 f"{self.path.name}.torn on the next append. All complete labels are intact.",
-                stacklevel=2,
+                SearchEvalWarning,
+                stacklevel=user_stacklevel(),
             )
 
     @property
