@@ -22,6 +22,7 @@ from searcheval_frames.errors import (
     InvalidScoreError,
     MissingColumnError,
     SearchEvalError,
+    SearchEvalWarning,
 )
 
 
@@ -152,7 +153,8 @@ def test_missing_zero_fills_and_names_the_queries():
 
 
 def test_missing_skip_drops_from_both_sides():
-    with pytest.warns(UserWarning, match="'q3'"):
+    with pytest.warns(UserWarning, match="'q3'"), \
+            pytest.warns(SearchEvalWarning, match="cannot be tested.*too few queries, 2"):
         cmp = sef.compare(gappy(), baseline="a", missing="skip")
     row = cmp.to_polars().row(0, named=True)
     assert row["n_queries"] == 2
