@@ -342,6 +342,7 @@ def test_store_survives_sigkill_of_a_writing_process(tmp_path: Path, kill_after:
         if proc.poll() is None:
             proc.kill()
             proc.wait()
+        proc.stdout.close()  # else a ResourceWarning when the pipe is collected
     assert proc.returncode == -signal.SIGKILL
     with warnings.catch_warnings():
         warnings.simplefilter("ignore")  # a torn last line would be reported, not fatal
@@ -387,6 +388,7 @@ def test_store_sigkill_mid_line_loses_only_that_line(tmp_path: Path) -> None:
         if proc.poll() is None:
             proc.kill()
             proc.wait()
+        proc.stdout.close()  # else a ResourceWarning when the pipe is collected
     with pytest.warns(UserWarning, match="incomplete line"):
         store = LabelStore(path, assessor="w")
     assert len(store) == 50 and store.torn == b'{"query_id":"q1","doc_id":"d50","label":'
