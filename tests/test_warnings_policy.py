@@ -29,7 +29,7 @@ def test_warnings_are_errors_with_named_exceptions():
     for spec in filters[1:]:
         action, message, _category, module = spec.split(":")[:4]
         assert action == "ignore" and message and module, spec
-        assert not module.startswith("searcheval_frames"), spec  # ours are fixed or asserted
+        assert "searcheval_frames" not in module, spec  # ours are fixed or asserted
     block = text[text.index("filterwarnings = ["):text.index("]\n", text.index("filterwarnings = ["))]
     assert block.count("#") >= len(filters) - 1 > 0
 
