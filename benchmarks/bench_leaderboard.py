@@ -55,12 +55,13 @@ def main() -> None:
         ("query bootstrap of the ranks only (rank_bootstrap)",
          lambda: ls.rank_bootstrap(X, B, np.random.default_rng(2))),
         ("sef.leaderboard(test='randomized_tukey_hsd') end to end",
-         lambda: sef.leaderboard(pq, measure="nDCG@10", seed=0, progress=False)),
+         lambda: sef.leaderboard(per_query=pq, measure="nDCG@10", seed=0, progress=False)),
         ("sef.leaderboard(test='tukey_hsd') end to end",
-         lambda: sef.leaderboard(pq, measure="nDCG@10", test="tukey_hsd", seed=0,
+         lambda: sef.leaderboard(per_query=pq, measure="nDCG@10", test="tukey_hsd", seed=0,
                                  progress=False)),
         ("sef.leaderboard(test='holm') end to end",
-         lambda: sef.leaderboard(pq, measure="nDCG@10", test="holm", seed=0, progress=False)),
+         lambda: sef.leaderboard(per_query=pq, measure="nDCG@10", test="holm", seed=0,
+                                 progress=False)),
     ]:
         t, c = time.perf_counter(), time.process_time()
         fn()

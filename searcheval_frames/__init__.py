@@ -10,6 +10,7 @@
 from __future__ import annotations
 
 import importlib
+import inspect
 from typing import Any
 
 from .core.evaluate import evaluate
@@ -28,6 +29,7 @@ from .errors import (
 )
 from .frames import qrels_frame, run_frame
 from .measures import Measure, list_measures, parse_measure
+from .options import keywords_checked
 from .version import __version__
 
 # Public name -> module that defines it. Imported on first use so that
@@ -141,11 +143,53 @@ __all__ = [
 ]
 
 
+#: A public function taking ``**options`` that it passes on -> (module, function) whose
+#: parameters those options may name (checked by ``keywords_checked`` with the rest).
+_PASSES_ON: dict[str, tuple[str, str]] = {
+    "evaluate_options": ("core.evaluate", "evaluate"),
+    "power_options": ("analysis.power", "power"),
+    "compare_options": ("analysis.compare", "compare"),
+}
+
+
+def _passed_on(fn: Any) -> list[str] | None:
+    """The keyword names ``fn``'s ``**options`` may hold (those of the function it passes
+    them to, and so on down); ``None`` when ``fn`` takes no ``**options`` we know."""
+    params = inspect.signature(fn).parameters.values()
+    var = [p.name for p in params if p.kind is p.VAR_KEYWORD]
+    target = _PASSES_ON.get(var[0]) if var else None
+    if target is None:
+        return None
+    inner = getattr(importlib.import_module(f".{target[0]}", __name__), target[1])
+    names = [p.name for p in inspect.signature(inner).parameters.values()
+             if p.kind is p.KEYWORD_ONLY]
+    return names + (_passed_on(inner) or [])
+
+
+def _checked(value: Any) -> Any:
+    """A public function refusing unknown keywords with the closest name (one mechanism:
+    ``options.keywords_checked``); classes and modules as they are."""
+    if not inspect.isfunction(value):
+        return value
+    has_var = any(p.kind is p.VAR_KEYWORD for p in inspect.signature(value).parameters.values())
+    if not has_var:
+        return keywords_checked(value)
+    return keywords_checked(value, also=lambda: _passed_on(value) or [])
+
+
+evaluate = _checked(evaluate)
+pivot = _checked(pivot)
+list_measures = _checked(list_measures)
+parse_measure = _checked(parse_measure)
+qrels_frame = _checked(qrels_frame)
+run_frame = _checked(run_frame)
+
+
 def __getattr__(name: str) -> Any:
     module = _LAZY.get(name)
     if module is None:
         raise AttributeError(f"module 'searcheval_frames' has no attribute {name!r}")
-    value = getattr(importlib.import_module(f".{module}", __name__), name)
+    value = _checked(getattr(importlib.import_module(f".{module}", __name__), name))
     globals()[name] = value
     return value
 

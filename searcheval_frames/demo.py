@@ -36,7 +36,9 @@ def _report(example: Path, out: str) -> int:
     argv = [str(example / "qrels.txt"), str(example / "runs" / "bm25.run"),
             str(example / "runs" / "bm25-rerank.run"), "--baseline", "bm25",
             "--queries", str(example / "queries.tsv"), "--docs", str(example / "docs.jsonl"),
-            "--title", "Example: does reranking BM25 help?", "-o", out]
+            "--title", "Example: does reranking BM25 help?",
+            "--level", "1",  # the level the demo means (relevant = label >= 1): a choice
+            "-o", out]
     print("\n$ searcheval report " + shlex.join(argv))  # quoted: it pastes into a shell
     return report_main(argv)
 

@@ -8,8 +8,6 @@ rows and say how to fix the problem.
 
 from __future__ import annotations
 
-import sys
-from pathlib import Path
 from typing import Any
 
 __all__ = [
@@ -39,7 +37,6 @@ __all__ = [
     "UnsupportedInputError",
     "UnwritableValueError",
     "format_rows",
-    "user_stacklevel",
 ]
 
 
@@ -130,25 +127,6 @@ class SearchEvalWarning(UserWarning):
     """Something was dropped or filled in, and the caller should know which rows."""
 
 
-_PACKAGE = str(Path(__file__).resolve().parent)
-
-
-def user_stacklevel() -> int:
-    """The ``stacklevel`` for ``warnings.warn`` that names the caller's own line.
-
-    Counted from the function that calls this, up to the first frame outside the
-    package, so a warning points at the user's call however deep inside
-    ``compare`` / ``report`` / ``compare(by=)`` it is raised (a fixed ``stacklevel``
-    is right for one way in and names a line of the package for the others).
-    """
-    frame = sys._getframe(1)
-    level = 1
-    while frame.f_back is not None and frame.f_code.co_filename.startswith(_PACKAGE):
-        frame = frame.f_back
-        level += 1
-    return level
-
-
 # --- round 3 of "no silent wrong number" (issue #22) -------------------------------
 class AmbiguousColumnError(SearchEvalError):
     """Two columns both name the same canonical column (``qid`` and ``topic``) and differ."""
@@ -170,8 +148,10 @@ class FileAccessError(SearchEvalError):
         super().__init__(message)
 
 
-class UnknownOptionError(SearchEvalError, TypeError):
-    """A keyword argument no function of the call accepts (also a ``TypeError``)."""
+class UnknownOptionError(InvalidOptionError, TypeError):
+    """A keyword argument no function of the call accepts: an :class:`InvalidOptionError`
+    naming the closest valid name (also a ``TypeError``, as Python's own error for an
+    unexpected keyword argument)."""
 
 
 # --- issue #19: each error names its cause -----------------------------------------

@@ -52,6 +52,7 @@ __all__ = [
     "check_known",
     "check_optional_int",
     "check_str_list",
+    "keywords_checked",
     "option_error",
     "validate",
     "validate_params",
@@ -225,6 +226,47 @@ def check_known(func: str, given: Mapping[str, Any], allowed: Iterable[str], *,
             f"{func}({key}={value!r}): unknown option;{hint} The options are"
             f"{' ' + where if where else ''}: {', '.join(names)}."
         )
+
+
+def keywords_checked(fn: F, *, name: str | None = None,
+                     also: Callable[[], Iterable[str]] | None = None) -> F:
+    """``fn`` refusing unknown keyword arguments in the house form, with the closest name.
+
+    The one mechanism behind every public function (``searcheval_frames/__init__.py``
+    applies it to each as it is exported): a keyword that is no parameter of ``fn`` (nor
+    of its old spelling, see :func:`searcheval_frames._deprecation.old_spelling`) raises
+    :class:`~searcheval_frames.errors.UnknownOptionError`, an ``InvalidOptionError``
+    saying "did you mean ...?", before any work. ``fn`` taking ``**options`` that it
+    passes on: ``also()`` lists the names those accept (without it ``fn`` checks them
+    itself). Applying it twice checks once.
+
+    >>> def evaluate(run, qrels, measures, *, relevance_level=1): ...
+    >>> checked = keywords_checked(evaluate)
+    >>> checked(None, None, "P@5", relevence_level=2)
+    Traceback (most recent call last):
+    ...
+    searcheval_frames.errors.UnknownOptionError: evaluate(relevence_level=2): unknown option; did you mean relevance_level? The options are: measures, qrels, relevance_level, run.
+    """
+    if getattr(fn, "__keywords_checked__", False):
+        return fn
+    params = inspect.signature(fn).parameters.values()
+    accepted = {p.name for p in params if p.kind in (p.POSITIONAL_OR_KEYWORD, p.KEYWORD_ONLY)}
+    accepted |= set(getattr(fn, "__old_parameters__", ()))
+    open_ended = any(p.kind is p.VAR_KEYWORD for p in params)
+    if open_ended and also is None:
+        return fn
+    label = name or fn.__name__
+
+    @functools.wraps(fn)
+    def checked(*args: Any, **kwargs: Any) -> Any:
+        if kwargs and not accepted.issuperset(kwargs):
+            allowed = accepted | set(also()) if also is not None else accepted
+            check_known(label, {k: v for k, v in kwargs.items() if k not in accepted},
+                        allowed)
+        return fn(*args, **kwargs)
+
+    checked.__keywords_checked__ = True  # type: ignore[attr-defined]
+    return cast(F, checked)
 
 
 # --------------------------------------------------------------------------- declarative

@@ -165,12 +165,13 @@ CASES: list[Case] = [
          "conflicts listed.", "Labels"),
     # ------------------------------------------------------------------ comparisons
     Case("A baseline that is not one of the runs",
-         "sef.compare(sef.evaluate(" + RUN + ", " + QRELS + ", ['P@1'], per_query=True), "
-         "baseline='bm25')",
+         "sef.compare(per_query=sef.evaluate(" + RUN + ", " + QRELS + ", ['P@1'], "
+         "per_query=True), baseline='bm25')",
          E.InvalidOptionError,
          "Pass one of the run names listed in the message.", "Comparisons"),
     Case("Comparing a single run",
-         "sef.compare(sef.evaluate(" + RUN + ", " + QRELS + ", ['P@1'], per_query=True))",
+         "sef.compare(per_query=sef.evaluate(" + RUN + ", " + QRELS + ", ['P@1'], "
+         "per_query=True))",
          E.InsufficientDataError,
          "Evaluate two runs or more together (a long frame whose `run` column names each "
          "system) and compare those.", "Comparisons"),
@@ -221,7 +222,7 @@ CASES: list[Case] = [
          "Put `{query}` and `{passage}` in the user part of the template (after a `---` line "
          "that ends the system part).", "Automatic judges"),
     Case("Calibrating a judge on pairs the humans did not label",
-         "sef.judge_agreement(" + QRELS + ", pl.DataFrame({'query_id': ['q1'], "
+         "sef.judge_agreement(None, " + QRELS + ", pl.DataFrame({'query_id': ['q1'], "
          "'doc_id': ['d7'], 'relevance': [2]}))",
          E.IdMismatchError,
          "Judge the human sample itself: `sef.judge(human_qrels, judge, queries=..., "
@@ -263,6 +264,20 @@ CASES += [
          ".with_columns(pl.col('score').cast(pl.Float64)), " + QRELS + ", ['P@1'])",
          E.LazyPlanError,
          "Collect it yourself to see the polars error, and fix that step.", "Frames"),
+    Case("A misspelt keyword argument (any public function)",
+         "sef.pool(" + RUN + ", dept=10)",
+         E.UnknownOptionError,
+         "Use the suggested name; the message lists the options.", "Options"),
+    Case("A measure parameter outside its range",
+         "sef.evaluate(" + RUN + ", " + QRELS + ", ['SetF(beta=-1)'])",
+         E.MeasureParameterError,
+         "Pass a value in the range the message gives (`beta >= 0`; 0 is precision).",
+         "Measures"),
+    Case("Runs given without qrels to evaluate them against",
+         "sef.power(" + RUN + ".with_columns(run=pl.lit('a')), measure='P@1')",
+         E.InvalidOptionError,
+         "Pass runs, qrels and the measure, or values already evaluated as `per_query=`.",
+         "Comparisons"),
     Case("An unknown keyword argument passed through compare",
          "sef.compare(runs=" + RUN + ".with_columns(run=pl.lit('a')), qrels=" + QRELS
          + ", measures='P@1', relevence_level=2)",
@@ -286,13 +301,13 @@ CASES += [
          "Write to a path you may write; the message names the target, not a temporary "
          "file.", "Files"),
     Case("A leaderboard of one run",
-         "sef.leaderboard(sef.evaluate(" + RUN + ", " + QRELS + ", ['P@1'], per_query=True), "
-         "measure='P@1')",
+         "sef.leaderboard(per_query=sef.evaluate(" + RUN + ", " + QRELS + ", ['P@1'], "
+         "per_query=True), measure='P@1')",
          E.SearchEvalError,
          "Evaluate several runs together (a `run` column naming each system).", "Comparisons"),
     Case("A leaderboard over several measures at once",
-         "sef.leaderboard(sef.evaluate(" + RUN + ", " + QRELS + ", ['P@1'], per_query=True), "
-         "measure=['P@1', 'RR'])",
+         "sef.leaderboard(per_query=sef.evaluate(" + RUN + ", " + QRELS + ", ['P@1'], "
+         "per_query=True), measure=['P@1', 'RR'])",
          E.InvalidOptionError,
          "Rank by one measure per leaderboard; make one per measure.", "Comparisons"),
 ]

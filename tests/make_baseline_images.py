@@ -104,13 +104,13 @@ def fig_benchmark_bars_comparison() -> Any:
 def fig_per_query_delta() -> Any:
     run, qrels = synthetic()
     pq = sef.evaluate(run, qrels, ["nDCG@10"], per_query=True)
-    return sef.per_query_delta(pq, baseline="bm25", run="dense")
+    return sef.per_query_delta(per_query=pq, baseline="bm25", run="dense")
 
 
 def fig_metric_distribution() -> Any:
     run, qrels = synthetic()
     pq = sef.evaluate(run, qrels, ["AP"], per_query=True)
-    return sef.metric_distribution(pq)
+    return sef.metric_distribution(per_query=pq)
 
 
 FIGURES: dict[str, Callable[[], Any]] = {

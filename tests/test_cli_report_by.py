@@ -56,7 +56,7 @@ def test_report_by_a_query_column_shows_the_slices(tmp_path):
     with warnings.catch_warnings():
         warnings.simplefilter("ignore")
         pq = sef.evaluate(sef.read_run(RUNS), QRELS, "nDCG@10", per_query=True)
-        want = sef.leaderboard(pq, measure="nDCG@10", queries=queries, by="length",
+        want = sef.leaderboard(per_query=pq, measure="nDCG@10", queries=queries, by="length",
                                n_resamples=300, seed=0, progress=False)
     assert "## Leaderboard on nDCG@10 by slice (length)" in md
     assert want.to_markdown() in md

@@ -49,7 +49,7 @@ def _power(runs: Any, qrels: Any, **kw: Any) -> Any:
     if kw:  # a per-query frame's columns= names run, query_id, measure, value
         pq = pq.rename({"run": "system", "query_id": "question"})
         kw = {"columns": {k: kw["columns"][k] for k in ("run", "query_id")}}
-    return sef.power(pq, baseline="keyword", measure="nDCG@10", **kw)
+    return sef.power(per_query=pq, baseline="keyword", measure="nDCG@10", **kw)
 
 
 CASES: dict[str, Callable[..., Any]] = {
@@ -63,7 +63,7 @@ CASES: dict[str, Callable[..., Any]] = {
     "side_by_side": lambda r, q, **kw: sef.side_by_side(r, q, QUESTION, baseline="keyword",
                                                         run="hybrid", k=5, **kw).frame,
     "fuse": lambda r, q, **kw: sef.fuse(r, method="rrf", **kw),
-    "pool": lambda r, q, **kw: sef.pool(r, 5, qrels=q, **kw),
+    "pool": lambda r, q, **kw: sef.pool(r, depth=5, qrels=q, **kw),
     "coverage": lambda r, q, **kw: sef.coverage(r, q, 5, **kw),
     "holes": lambda r, q, **kw: sef.holes(r, q, 10, **kw),
     "metric_bounds": lambda r, q, **kw: sef.metric_bounds(r, q, ["P@5", "nDCG@10"], **kw),

@@ -49,7 +49,7 @@ def random_frame(n_queries=30, runs=("base", "a", "b"), measures=("P@5", "nDCG@1
 # --------------------------------------------------------------------------- values
 def test_hand_computed_before_after():
     pq = long_frame({"P@5": {"before": [0.6, 0.4, 0.8, 0.8], "after": [0.8, 0.6, 0.8, 1.0]}})
-    cmp = sef.compare(pq, baseline="before", test="t", correction="none")
+    cmp = sef.compare(per_query=pq, baseline="before", test="t", correction="none")
     assert isinstance(cmp, Comparison)
     row = cmp.to_polars().row(0, named=True)
     assert list(cmp.to_polars().columns) == list(FRAME_COLUMNS)
@@ -71,7 +71,7 @@ def test_each_test_matches_scipy_on_the_pivoted_data():
         ("t", lambda x, y: sps.ttest_rel(x, y).pvalue),
         ("wilcoxon", lambda x, y: sps.wilcoxon(x, y).pvalue),
     ]:
-        out = sef.compare(pq, baseline="base", test=test, correction="none").to_polars()
+        out = sef.compare(per_query=pq, baseline="base", test=test, correction="none").to_polars()
         for row in out.iter_rows(named=True):
             sub = pq.filter(pl.col("measure") == row["measure"]).sort("query_id")
             x = sub.filter(pl.col("run") == row["run"])["value"].to_numpy()
@@ -86,13 +86,13 @@ def test_seeded_resampling_is_reproducible_and_pair_local():
     pq = random_frame()
     kw = {"baseline": "base", "test": "permutation", "n_resamples": 2000, "seed": 42,
           "correction": "none"}  # intervals are matched to the correction, so none here
-    a = sef.compare(pq, **kw).to_polars()
-    b = sef.compare(pq, **kw).to_polars()
+    a = sef.compare(per_query=pq, **kw).to_polars()
+    b = sef.compare(per_query=pq, **kw).to_polars()
     assert a.equals(b)
-    c = sef.compare(pq, **{**kw, "seed": 43}).to_polars()
+    c = sef.compare(per_query=pq, **{**kw, "seed": 43}).to_polars()
     assert not a.select("ci_low").equals(c.select("ci_low"))
     # dropping run "b" leaves the (a, base) numbers unchanged
-    only_a = sef.compare(pq.filter(pl.col("run") != "b"), **kw).to_polars()
+    only_a = sef.compare(per_query=pq.filter(pl.col("run") != "b"), **kw).to_polars()
     cols = ["measure", "p_value", "ci_low", "ci_high"]
     assert only_a.select(cols).equals(a.filter(pl.col("run") == "a").select(cols))
 
@@ -109,27 +109,27 @@ def test_correction_changes_significance_where_it_should():
         base = np.full(n, 0.5)
         values[name] = {"base": base, "new": base + 0.1 * (m + e)}
     pq = long_frame(values)
-    raw = sef.compare(pq, baseline="base", correction="none").to_polars()
+    raw = sef.compare(per_query=pq, baseline="base", correction="none").to_polars()
     assert raw["p_value"].to_list() == pytest.approx([0.01, 0.03, 0.04])
     expected = {"none": [True] * 3, "bh": [True] * 3, "holm": [True, False, False],
                 "bonferroni": [True, False, False]}
     for correction, sig in expected.items():
-        out = sef.compare(pq, baseline="base", correction=correction).to_polars()
+        out = sef.compare(per_query=pq, baseline="base", correction=correction).to_polars()
         assert out["significant"].to_list() == sig, correction
         assert out["p_adjusted"].to_numpy() == pytest.approx(
             stats.adjust_pvalues(raw["p_value"].to_numpy(), correction)
         )
     # per-measure families have one test each: nothing to correct
-    per_measure = sef.compare(pq, baseline="base", correction="holm", family="measure")
+    per_measure = sef.compare(per_query=pq, baseline="base", correction="holm", family="measure")
     assert per_measure.to_polars()["significant"].to_list() == [True] * 3
 
 
 def test_several_baselines_and_all_pairs():
     pq = random_frame(runs=("r1", "r2", "r3", "r4"), measures=("AP",))
-    two = sef.compare(pq, baseline=["r1", "r2"]).to_polars()
+    two = sef.compare(per_query=pq, baseline=["r1", "r2"]).to_polars()
     pairs = set(zip(two["run"], two["baseline"], strict=True))
     assert pairs == {("r2", "r1"), ("r3", "r1"), ("r4", "r1"), ("r3", "r2"), ("r4", "r2")}
-    allp = sef.compare(pq, pairs="all", correction="bonferroni")
+    allp = sef.compare(per_query=pq, pairs="all", correction="bonferroni")
     frame = allp.to_polars()
     assert frame.height == 6
     assert frame["p_adjusted"].to_numpy() == pytest.approx(
@@ -146,7 +146,8 @@ def gappy():
 
 def test_missing_zero_fills_and_names_the_queries():
     with pytest.warns(UserWarning, match="'q3'"):
-        row = sef.compare(gappy(), baseline="a", missing="zero").to_polars().row(0, named=True)
+        row = sef.compare(per_query=gappy(), baseline="a", missing="zero").to_polars().row(
+            0, named=True)
     assert row["n_queries"] == 3
     assert row["mean"] == pytest.approx(2 / 3)  # (1 + 1 + 0) / 3
     assert row["baseline_mean"] == pytest.approx(1.75 / 3)
@@ -155,7 +156,7 @@ def test_missing_zero_fills_and_names_the_queries():
 def test_missing_skip_drops_from_both_sides():
     with pytest.warns(UserWarning, match="'q3'"), \
             pytest.warns(SearchEvalWarning, match="cannot be tested.*too few queries, 2"):
-        cmp = sef.compare(gappy(), baseline="a", missing="skip")
+        cmp = sef.compare(per_query=gappy(), baseline="a", missing="skip")
     row = cmp.to_polars().row(0, named=True)
     assert row["n_queries"] == 2
     assert row["baseline_mean"] == pytest.approx(0.75)  # q3 left the baseline too
@@ -165,62 +166,63 @@ def test_missing_skip_drops_from_both_sides():
 
 def test_missing_error_raises_with_rows():
     with pytest.raises(IdMismatchError, match="q3"):
-        sef.compare(gappy(), baseline="a", missing="error")
+        sef.compare(per_query=gappy(), baseline="a", missing="error")
 
 
 def test_complete_input_does_not_warn():
     with warnings.catch_warnings():
         warnings.simplefilter("error")
-        sef.compare(random_frame(), baseline="base")
+        sef.compare(per_query=random_frame(), baseline="base")
 
 
 # --------------------------------------------------------------------------- inputs
 def test_pandas_in_pandas_out_and_aliases():
     pq = random_frame().rename({"run": "system", "query_id": "qid", "measure": "metric"})
     pdf = pq.to_pandas()
-    cmp = sef.compare(pdf, baseline="base")
+    cmp = sef.compare(per_query=pdf, baseline="base")
     assert isinstance(cmp.frame, pd.DataFrame)
     assert isinstance(cmp.to_polars(), pl.DataFrame)
     assert list(cmp.frame.columns) == list(FRAME_COLUMNS)
-    assert isinstance(sef.compare(pq, baseline="base").frame, pl.DataFrame)
+    assert isinstance(sef.compare(per_query=pq, baseline="base").frame, pl.DataFrame)
     renamed = pq.rename({"value": "v"})
-    out = sef.compare(renamed, baseline="base", columns={"value": "v"})
+    out = sef.compare(per_query=renamed, baseline="base", columns={"value": "v"})
     assert out.to_polars().equals(cmp.to_polars())
 
 
 def test_dict_of_per_query_frames_and_measure_selection():
     pq = random_frame()
     parts = {r: pq.filter(pl.col("run") == r).drop("run") for r in ("base", "a", "b")}
-    cmp = sef.compare(parts, baseline="base", measures=["nDCG@10"])
+    cmp = sef.compare(per_query=parts, baseline="base", measures=["nDCG@10"])
     assert cmp.measures == ["nDCG@10"]
-    full = sef.compare(pq, baseline="base", measures="nDCG@10").to_polars()
+    full = sef.compare(per_query=pq, baseline="base", measures="nDCG@10").to_polars()
     assert cmp.to_polars().equals(full)
 
 
-def test_default_baseline_is_the_first_run():
-    cmp = sef.compare(random_frame())
+def test_default_baseline_is_the_first_run_with_a_warning_naming_it():
+    with pytest.warns(SearchEvalWarning, match="no baseline= given; using 'base'.*'a', 'b'"):
+        cmp = sef.compare(per_query=random_frame())
     assert cmp.baselines == ["base"]
 
 
 def test_bad_input_raises_clear_errors():
     pq = random_frame()
     with pytest.raises(SearchEvalError, match=r"baseline='bm25'.*runs are"):
-        sef.compare(pq, baseline="bm25")
+        sef.compare(per_query=pq, baseline="bm25")
     with pytest.raises(MissingColumnError, match="measure"):
-        sef.compare(pq.drop("measure"))
+        sef.compare(per_query=pq.drop("measure"))
     with pytest.raises(DuplicateRowsError, match="repeat"):
-        sef.compare(pl.concat([pq, pq.head(2)]))
+        sef.compare(per_query=pl.concat([pq, pq.head(2)]))
     with pytest.raises(InvalidScoreError, match="NaN"):
-        sef.compare(pq.with_columns(pl.when(pl.col("query_id") == "q1").then(float("nan"))
+        sef.compare(per_query=pq.with_columns(pl.when(pl.col("query_id") == "q1").then(float("nan"))
                                     .otherwise(pl.col("value")).alias("value")))
     with pytest.raises(SearchEvalError, match="two runs"):
-        sef.compare(pq.filter(pl.col("run") == "a"))
+        sef.compare(per_query=pq.filter(pl.col("run") == "a"))
     with pytest.raises(SearchEvalError, match="measures="):
-        sef.compare(pq, measures=["MAP"])
+        sef.compare(per_query=pq, measures=["MAP"])
     with pytest.raises(SearchEvalError, match="test="):
-        sef.compare(pq, test="z")
+        sef.compare(per_query=pq, test="z")
     with pytest.raises(SearchEvalError, match="missing="):
-        sef.compare(pq, missing="drop")
+        sef.compare(per_query=pq, missing="drop")
     with pytest.raises(SearchEvalError, match="qrels"):
         sef.compare(runs=pq)
 
@@ -231,8 +233,8 @@ def test_sef_compare_stays_the_function_after_importing_the_module():
     importlib.import_module("searcheval_frames.analysis.compare")
     from searcheval_frames.analysis.compare import compare as fn
 
-    assert sef.compare is fn
-    assert isinstance(sef.compare(random_frame()), Comparison)
+    assert sef.compare.__wrapped__ is fn  # (sef's checks unknown keywords around it)
+    assert isinstance(sef.compare(per_query=random_frame(), baseline="base"), Comparison)
 
 
 def test_runs_and_qrels_mode_matches_per_query_mode():
@@ -246,9 +248,9 @@ def test_runs_and_qrels_mode_matches_per_query_mode():
                           "relevance": [1, 1, 1]})
     with warnings.catch_warnings():
         warnings.simplefilter("ignore")  # query 3 has no results: scored 0
-        cmp = sef.compare(run, baseline="x", qrels=qrels, measures=["RR", "P@1"])
+        cmp = sef.compare(run, qrels, baseline="x", measures=["RR", "P@1"])
         pq = sef.evaluate(run, qrels, ["RR", "P@1"], per_query=True)
-    direct = sef.compare(pq, baseline="x")
+    direct = sef.compare(per_query=pq, baseline="x")
     assert cmp.to_polars().equals(direct.to_polars())
     row = cmp.to_polars().filter(pl.col("measure") == "RR").row(0, named=True)
     assert row["n_queries"] == 3
@@ -283,7 +285,7 @@ def test_trec_dl_neural_gaps_are_significant_rm3_is_not(year):
         name: read_trec_run(shared_path("trec_dl_passage", "runs", f"run.{year}-passage.{name}.txt"))
         for name in ["bm25", "bm25-rm3", *NEURAL]
     }
-    cmp = sef.compare(runs, baseline="bm25", qrels=qrels, measures=["nDCG@10"], seed=1)
+    cmp = sef.compare(runs, qrels, baseline="bm25", measures=["nDCG@10"], seed=1)
     out = {r["run"]: r for r in cmp.to_polars().iter_rows(named=True)}
     for name in NEURAL:
         assert out[name]["significant"], name
@@ -312,7 +314,7 @@ def test_trec_dl_neural_gaps_are_significant_rm3_is_not(year):
 
     # other tests agree on the verdicts
     for test in ("wilcoxon", "permutation"):
-        other = sef.compare(runs, baseline="bm25", qrels=qrels, measures=["nDCG@10"],
+        other = sef.compare(runs, qrels, baseline="bm25", measures=["nDCG@10"],
                             test=test, n_resamples=5000)
         sig = dict(zip(other.to_polars()["run"], other.to_polars()["significant"], strict=True))
         assert all(sig[n] for n in NEURAL) and not sig["bm25-rm3"], test
@@ -344,16 +346,16 @@ def test_two_queries_from_0_to_1_cannot_be_tested_not_p_zero():
     pq = long_frame({"P@1": {"a": [0.0, 0.0], "b": [1.0, 1.0]}})
     for test in ["t", "wilcoxon", "sign", "permutation"]:
         with pytest.warns(UserWarning, match="cannot be tested"):
-            row = sef.compare(pq, baseline="a", test=test).to_polars().row(0, named=True)
+            row = sef.compare(per_query=pq, baseline="a", test=test).to_polars().row(0, named=True)
         assert math.isnan(row["p_value"]) and math.isnan(row["ci_low"]), test
         assert not row["significant"] and row["reason"] == "too few queries"
     one = long_frame({"P@1": {"a": [0.2], "b": [0.7]}})
     with pytest.warns(UserWarning):
-        row = sef.compare(one, baseline="a").to_polars().row(0, named=True)
+        row = sef.compare(per_query=one, baseline="a").to_polars().row(0, named=True)
     assert math.isnan(row["ci_low"]) and math.isnan(row["ci_high"])  # no zero-width CI
     with warnings.catch_warnings():
         warnings.simplefilter("ignore")
-        md = sef.compare(pq, baseline="a").to_markdown(layout="before_after",
+        md = sef.compare(per_query=pq, baseline="a").to_markdown(layout="before_after",
                                                         columns=["delta", "ci", "p_adjusted"])
     assert "cannot be tested (too few queries)" in md
 
@@ -367,7 +369,7 @@ def test_compare_interval_excludes_zero_iff_adjusted_p_below_alpha(test, correct
     for j, shift in enumerate([0.0, 0.05, 0.1, 0.15, 0.2, 0.3]):
         runs[f"r{j}"] = np.clip(runs["base"] + shift + rng.normal(0, 0.25, n), 0, 1).round(1)
     pq = long_frame({"m": {k: list(v) for k, v in runs.items()}})
-    fr = sef.compare(pq, baseline="base", test=test, correction=correction, seed=1,
+    fr = sef.compare(per_query=pq, baseline="base", test=test, correction=correction, seed=1,
                      n_resamples=2000).to_polars()
     agree = 0
     for r in fr.iter_rows(named=True):
@@ -383,8 +385,8 @@ def test_compare_tukey_correction_is_the_leaderboards_tukey_hsd():
     rng = np.random.default_rng(5)
     vals = {f"s{j}": list(np.clip(rng.random(30) * 0.5 + 0.1 * j, 0, 1)) for j in range(4)}
     pq = long_frame({"m": vals})
-    cmp = sef.compare(pq, baseline="s0", pairs="all", correction="tukey").to_polars()
-    lb = sef.leaderboard(pq, measure="m", test="tukey_hsd", seed=0)
+    cmp = sef.compare(per_query=pq, baseline="s0", pairs="all", correction="tukey").to_polars()
+    lb = sef.leaderboard(per_query=pq, measure="m", test="tukey_hsd", seed=0)
     ref = {frozenset((r["run_a"], r["run_b"])): r for r in lb._pairs.iter_rows(named=True)}
     assert cmp.height == 6
     for r in cmp.iter_rows(named=True):
@@ -392,8 +394,8 @@ def test_compare_tukey_correction_is_the_leaderboards_tukey_hsd():
         assert r["p_adjusted"] == pytest.approx(o["p_value"], rel=1e-9)
         assert r["ci_high"] - r["ci_low"] == pytest.approx(o["ci_high"] - o["ci_low"])
         assert r["significant"] == o["significant"]
-    assert "Tukey" in sef.compare(pq, baseline="s0", pairs="all",
-                                  correction="tukey").describe_method()
+    cmp = sef.compare(per_query=pq, baseline="s0", pairs="all", correction="tukey")
+    assert "Tukey" in cmp.describe_method()
 
 
 from hypothesis import given as _given  # noqa: E402
@@ -412,7 +414,7 @@ def test_degenerate_comparisons_never_look_certain(n, data, test):
     pq = long_frame({"P@1": {"a": data.draw(vals), "b": data.draw(vals), "c": data.draw(vals)}})
     with warnings.catch_warnings():
         warnings.simplefilter("ignore")
-        fr = sef.compare(pq, baseline="a", test=test, n_resamples=500).to_polars()
+        fr = sef.compare(per_query=pq, baseline="a", test=test, n_resamples=500).to_polars()
     for r in fr.iter_rows(named=True):
         if r["reason"] is None:
             assert 0 <= r["p_value"] <= 1 and r["ci_high"] > r["ci_low"], r

@@ -24,6 +24,12 @@ def test_demo_prints_the_seed_numbers_and_writes_the_report(tmp_path):
     assert "| Measure | Before (bm25) | After (bm25-rerank) |" in out
     assert "| nDCG@10 | 0.780 | 0.786 |" in out  # the headline table
     assert index.as_uri() in out
+    # the flagship page does not warn about the demo's own choice of relevance level
+    # (issue #31): the demo passes the level it means, and a chosen level is a note
+    html = index.read_text(encoding="utf-8")
+    assert "relevance_level_low" not in html and "relevance_level=1 counts" not in html
+    assert "0 errors, 1 warning (ties_at_cutoff)" in html  # the data's own finding stays
+    assert "--level 1" in out  # the command it shows says so
 
 
 def test_demo_reports_a_missing_data_folder(tmp_path):

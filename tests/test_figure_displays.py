@@ -65,7 +65,7 @@ def _heights(container, horizontal: bool) -> list[float]:
 @pytest.mark.parametrize("orientation", ["vertical", "horizontal"])
 def test_bars_from_comparison_draw_the_deltas_compare_computed(per_query, orientation):
     pytest.importorskip("scipy")
-    cmp = sef.compare(per_query, baseline="bm25")
+    cmp = sef.compare(per_query=per_query, baseline="bm25")
     d = sef.BenchmarkBarsDisplay.from_comparison(cmp).plot(orientation=orientation)
     horizontal = orientation == "horizontal"
     assert d.runs[0] == "bm25" and d.ax_ is d.figure_.axes[0]
@@ -195,7 +195,7 @@ def test_per_query_delta_display_bars_are_the_paired_differences(per_query):
     assert np.allclose(got["delta"], got["d"])
     assert np.allclose([b.get_height() for b in d.bars_], d.frame["delta"])
     assert d.summary_.get_text().startswith("wins ")
-    ax = sef.per_query_delta(per_query, baseline="bm25", run="dense", measure="AP")
+    ax = sef.per_query_delta(per_query=per_query, baseline="bm25", run="dense", measure="AP")
     assert np.allclose([b.get_height() for b in ax.containers[0]], d.frame["delta"])
 
 
@@ -207,7 +207,7 @@ def test_metric_distribution_display_strips_and_means(per_query):
         assert np.allclose(strip.get_offsets()[:, 1], values)
     means = d.frame.group_by("run", maintain_order=True).agg(pl.col("value").mean())
     assert np.allclose(d.means_.get_offsets()[:, 1], means["value"])
-    ax = sef.metric_distribution(per_query, measure="AP")
+    ax = sef.metric_distribution(per_query=per_query, measure="AP")
     assert [t.get_text() for t in ax.get_xticklabels()] == [
         t.get_text() for t in d.ax_.get_xticklabels()]
 
@@ -222,7 +222,7 @@ def test_power_curve_display_lines_are_powers_n_needed(per_query):
         part = d.frame.filter((pl.col("run") == r) & (pl.col("baseline") == b)
                               & pl.col("n_needed").is_not_null()).sort("delta")
         assert np.allclose(line.get_ydata(), part["n_needed"])
-    frame = sef.power(pq, baseline="bm25", delta=[0.02, 0.05])
+    frame = sef.power(per_query=pq, baseline="bm25", delta=[0.02, 0.05])
     e = sef.PowerCurveDisplay.from_power(frame).plot()
     assert np.allclose(e.lines_[0].get_xdata(), [0.02, 0.05])
     assert len(e.now_lines_) == 1
@@ -230,13 +230,14 @@ def test_power_curve_display_lines_are_powers_n_needed(per_query):
 
 def test_stability_and_slice_displays(per_query):
     pytest.importorskip("scipy")
-    res = sef.stability(per_query.filter(pl.col("measure") == "AP"), n_samples=50)
+    res = sef.stability(per_query=per_query.filter(pl.col("measure") == "AP"), n_samples=50)
     d = sef.StabilityCurveDisplay.from_stability(res).plot()
     assert np.allclose(d.lines_[0].get_ydata(), res.summary.sort("size")["tau_mean"])
     assert len(d.bands_) == 1 and d.threshold_ is not None
     q = pl.DataFrame({"query_id": [f"q{i:02d}" for i in range(1, 13)], "kind": ["x", "y"] * 6})
     two = per_query.filter(pl.col("run").is_in(["bm25", "dense"]))
-    s = sef.compare(two, "bm25", queries=q, by="kind", ci_method="t", min_queries=2)
+    s = sef.compare(per_query=two, baseline="bm25", queries=q, by="kind", ci_method="t",
+                    min_queries=2)
     f = sef.SliceForestDisplay.from_comparison(s, "AP").plot()
     assert f.frame.equals(sef.slice_forest_data(s, "AP"))
     assert np.allclose([p.get_xdata()[0] for p in f.points_], f.frame["delta"])

@@ -107,7 +107,7 @@ class Data:
 
     @cached_property
     def comparison(self) -> Any:
-        return sef.compare(self.per_query, baseline=self.runs[0], ci_method="t")
+        return sef.compare(per_query=self.per_query, baseline=self.runs[0], ci_method="t")
 
     @cached_property
     def run_qrels(self) -> tuple[pl.DataFrame, pl.DataFrame]:
@@ -142,7 +142,7 @@ class FigureCase:
 
 
 def _pair_power(d: Data) -> Any:
-    return sef.power_curve(d.per_query.filter(pl.col("measure") == d.measures[0]),
+    return sef.power_curve(per_query=d.per_query.filter(pl.col("measure") == d.measures[0]),
                            baseline=d.runs[0])
 
 
@@ -154,23 +154,27 @@ def _slice_forest(d: Data) -> Any:
     small = (pytest.warns(SearchEvalWarning, match="cannot be tested")
              if len(d.queries) < 9 else contextlib.nullcontext())
     with small:
-        return sef.slice_forest(sef.compare(d.two(), baseline=d.runs[0], queries=queries,
+        return sef.slice_forest(sef.compare(per_query=d.two(), baseline=d.runs[0], queries=queries,
                                             by="bucket", ci_method="t", min_queries=2))
 
 
 CASES: list[FigureCase] = [
     FigureCase("bars_evaluate", lambda d: sef.benchmark_bars(d.summary)),
     FigureCase("bars_compare", lambda d: sef.benchmark_bars(d.comparison)),
-    FigureCase("per_query_delta", lambda d: sef.per_query_delta(d.two(), baseline=d.runs[0])),
+    FigureCase("per_query_delta", lambda d: sef.per_query_delta(per_query=d.two(),
+                                                                baseline=d.runs[0])),
     FigureCase("tradeoff", lambda d: sef.tradeoff_curve(*d.run_qrels, k=20)),
     FigureCase("pr_curve", lambda d: sef.pr_curve(*d.run_qrels)),
-    FigureCase("distribution", lambda d: sef.metric_distribution(
-        d.per_query, measure=d.measures[0])),
+    FigureCase("distribution", lambda d: sef.metric_distribution(per_query=d.per_query,
+                                                                 measure=d.measures[0])),
     FigureCase("power", _pair_power),
-    FigureCase("stability", lambda d: sef.stability_curve(
-        d.per_query, measure=d.measures, n_samples=20)),
-    FigureCase("leaderboard", lambda d: sef.leaderboard_plot(sef.leaderboard(
-        d.per_query, measure=d.measures[0], test="tukey_hsd", n_resamples=200, seed=0))),
+    FigureCase("stability", lambda d: sef.stability_curve(per_query=d.per_query,
+                                                          measure=d.measures, n_samples=20)),
+    FigureCase("leaderboard", lambda d: sef.leaderboard_plot(sef.leaderboard(per_query=d.per_query,
+                                                                             measure=d.measures[0],
+                                                                             test="tukey_hsd",
+                                                                             n_resamples=200,
+                                                                             seed=0))),
     FigureCase("slice_forest", _slice_forest),
 ]
 

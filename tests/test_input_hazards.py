@@ -262,8 +262,9 @@ def test_unknown_keyword_through_compare(name, runs_path):
     run = pl.DataFrame({"run": ["a", "b"], "query_id": "1", "doc_id": "d1", "score": 1.0})
     qrels = {"1": {"d1": 1}}
     call = (lambda: sef.compare(runs=run, qrels=qrels, measures="P@1", **{name: 1})) \
-        if runs_path else (lambda: sef.compare(sef.evaluate(run, qrels, "P@1",
-                                                            per_query=True), **{name: 1}))
+        if runs_path else (lambda: sef.compare(per_query=sef.evaluate(run, qrels, "P@1",
+                                                            per_query=True),
+                                               **{name: 1}))
     with pytest.raises(E.UnknownOptionError, match=rf"compare\({name}=1\)"):
         call()
 

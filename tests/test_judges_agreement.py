@@ -50,7 +50,7 @@ def test_label_statistics_equal_sklearn_and_krippendorff(rows):
     h, j = _frames(rows)
     a = np.array([r[2] for r in rows])
     b = np.array([r[3] for r in rows])
-    ag = sef.judge_agreement(h, j, n_resamples=2, grades=[0, 1, 2, 3])
+    ag = sef.judge_agreement(None, h, j, n_resamples=2, grades=[0, 1, 2, 3])
     got = dict(ag.frame.select("statistic", "value").iter_rows())
     labels = [0, 1, 2, 3]
     for name, w in (("cohen_kappa", None), ("weighted_kappa_linear", "linear"),
@@ -127,7 +127,7 @@ def test_bootstrap_resamples_queries_like_a_slow_reference():
     rows = [(f"q{q}", f"d{d}", int(h), int(np.clip(h + rng.integers(-1, 2), 0, 3)))
             for q in range(12) for d, h in enumerate(rng.integers(0, 4, 7))]
     h, j = _frames(rows)
-    ag = sef.judge_agreement(h, j, n_resamples=200, seed=11, grades=[0, 1, 2, 3])
+    ag = sef.judge_agreement(None, h, j, n_resamples=200, seed=11, grades=[0, 1, 2, 3])
     got = ag.frame.filter(pl.col("statistic") == "weighted_kappa_quadratic").row(0)
     by_q = {}
     for r in rows:
@@ -156,8 +156,7 @@ def test_system_level_equals_scipy_on_the_bundled_runs():
     runs = sef.read_run(sorted(glob.glob(str(EX / "runs" / "*.run"))))
     human = sef.read_qrels(EX / "qrels.txt")
     auto = _deterministic_judge(human)
-    ag = sef.judge_agreement(human, auto, runs=runs, measures=["nDCG@10", "AP"],
-                             n_resamples=10)
+    ag = sef.judge_agreement(runs, human, auto, measures=["nDCG@10", "AP"], n_resamples=10)
     for measure in ("nDCG@10", "AP"):
         pq = {who: sef.evaluate(runs, q, [measure], per_query=True)
               .pivot(on="run", index="query_id", values="value").sort("query_id")
@@ -183,7 +182,7 @@ def test_system_level_equals_scipy_on_the_bundled_runs():
 def test_length_bias_bins_cover_the_pairs():
     human = sef.read_qrels(EX / "qrels.txt")
     auto = _deterministic_judge(human)
-    ag = sef.judge_agreement(human, auto, docs=EX / "docs.jsonl", n_resamples=5)
+    ag = sef.judge_agreement(None, human, auto, docs=EX / "docs.jsonl", n_resamples=5)
     lb = ag.length_bias
     assert lb["n"].sum() == ag.n_items
     assert (lb["min_chars"] <= lb["max_chars"]).all()
@@ -194,11 +193,11 @@ def test_length_bias_bins_cover_the_pairs():
 def test_pandas_in_pandas_out_and_no_shared_pair():
     pd = pytest.importorskip("pandas")
     h = pd.DataFrame({"query_id": ["1", "1"], "doc_id": ["a", "b"], "relevance": [1, 0]})
-    ag = sef.judge_agreement(h, h, n_resamples=5)
+    ag = sef.judge_agreement(None, h, h, n_resamples=5)
     assert isinstance(ag.frame, pd.DataFrame) and isinstance(ag.confusion, pd.DataFrame)
     other = h.assign(doc_id=["x", "y"])
     with pytest.raises(sef.IdMismatchError, match="no \\(query, document\\) pair"):
-        sef.judge_agreement(h, other)
+        sef.judge_agreement(None, h, other)
 
 
 @pytest.mark.shared
@@ -223,7 +222,7 @@ def test_real_trec_dl19_labels_against_a_lexical_judge_equal_the_oracles():
     h, j = _frames(rows)
     files = sorted((root / "runs").glob("run.dl19-passage.*.txt"))
     runs = sef.read_run(files, name=[f.name.split("passage.")[1][:-4] for f in files])
-    ag = sef.judge_agreement(h, j, runs=runs, measures=["nDCG@10", "AP"], n_resamples=20)
+    ag = sef.judge_agreement(runs, h, j, measures=["nDCG@10", "AP"], n_resamples=20)
     got = dict(ag.frame.select("statistic", "value").iter_rows())
     a, b = np.array([r[2] for r in rows]), np.array([r[3] for r in rows])
     assert got["cohen_kappa"] == pytest.approx(cohen_kappa_score(a, b), abs=1e-12)

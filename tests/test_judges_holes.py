@@ -79,8 +79,8 @@ def _trec(run_df, qrels_rows, measures):
 
 def test_compare_unjudged_relevant_equals_pytrec_eval_with_holes_filled_by_hand(runs, human,
                                                                                  filled):
-    c = sef.compare(runs, "bm25", qrels=filled.frame, measures=["nDCG@10", "AP"],
-                    unjudged="relevant", n_resamples=10)
+    c = sef.compare(runs, filled.frame, ["nDCG@10", "AP"], baseline="bm25", unjudged="relevant",
+                    n_resamples=10)
     pq = c.per_query
     human_rows = set(human.select("query_id", "doc_id").iter_rows())
     judged_q = set(human["query_id"])
@@ -102,11 +102,11 @@ def test_compare_unjudged_relevant_equals_pytrec_eval_with_holes_filled_by_hand(
 
 def test_compare_nonrelevant_and_judge_equal_compare_on_the_plain_qrels(runs, human, filled):
     opts = dict(measures=["nDCG@10", "P@10"], n_resamples=50)
-    a = sef.compare(runs, "bm25", qrels=filled.frame, unjudged="nonrelevant", **opts)
-    b = sef.compare(runs, "bm25", qrels=human, **opts)
+    a = sef.compare(runs, filled.frame, baseline="bm25", unjudged="nonrelevant", **opts)
+    b = sef.compare(runs, human, baseline="bm25", **opts)
     assert a.frame.equals(b.frame)
-    c = sef.compare(runs, "bm25", qrels=filled.frame, unjudged="judge", **opts)
-    d = sef.compare(runs, "bm25", qrels=filled.frame.drop("source"), **opts)
+    c = sef.compare(runs, filled.frame, baseline="bm25", unjudged="judge", **opts)
+    d = sef.compare(runs, filled.frame.drop("source"), baseline="bm25", **opts)
     assert c.frame.equals(d.frame)
     assert not np.allclose(a.frame["delta"].to_numpy(), c.frame["delta"].to_numpy())
 
@@ -122,6 +122,7 @@ def test_holes_verdicts_lists_each_treatment(runs, filled):
 
 def test_unjudged_option_is_checked(runs, human):
     with pytest.raises(sef.InvalidOptionError, match="unjudged"):
-        sef.compare(runs, "bm25", qrels=human, measures=["P@5"], unjudged="ignore")
+        sef.compare(runs, human, ["P@5"], baseline="bm25", unjudged="ignore")
     with pytest.raises(sef.SearchEvalError, match="unjudged"):
-        sef.compare(sef.evaluate(runs, human, ["P@5"], per_query=True), unjudged="judge")
+        sef.compare(per_query=sef.evaluate(runs, human, ["P@5"], per_query=True),
+                    baseline="bm25", unjudged="judge")

@@ -36,7 +36,7 @@ def setup(tmp_path_factory):
     kw = dict(queries=EX / "queries.tsv", docs=EX / "docs.jsonl", journal=journal,
               progress=False)
     auto = sef.judge(human, _overlap, **kw)
-    ag = sef.judge_agreement(human, auto, runs=runs, docs=EX / "docs.jsonl", n_resamples=200)
+    ag = sef.judge_agreement(runs, human, auto, docs=EX / "docs.jsonl", n_resamples=200)
     filled = sef.fill_holes(runs, human, _overlap, depth=20, **kw)
     return runs, human, ag, filled
 

@@ -51,10 +51,10 @@ def test_default_journal_is_labels_folder_in_the_working_directory(tmp_path, mon
 
 
 def test_query_order_walks_one_query_at_a_time_best_rank_first(tmp_path):
-    w = sef.label_widget(tmp_path / "l.jsonl", POOL, assessor="me")
+    w = sef.label_widget(POOL, store=tmp_path / "l.jsonl", assessor="me")
     order = [w._items[i]["doc_id"] for i in range(len(w._items))]
     assert order == ["c", "f", "a", "b", "e", "d"]  # q10 (ranks 1,2,3), q33, q2
-    old = sef.label_widget(tmp_path / "l.jsonl", POOL, assessor="me", order="pool")
+    old = sef.label_widget(POOL, store=tmp_path / "l.jsonl", assessor="me", order="pool")
     assert [it["doc_id"] for it in old._items] == list("abcdef")
 
 
@@ -82,16 +82,16 @@ def test_query_order_matches_a_slow_reference(tmp_path_factory, rows):
     pool = pl.DataFrame(rows, schema={"query_id": pl.String, "doc_id": pl.String,
                                       "best_rank": pl.Int64}, orient="row")
     path = tmp_path_factory.mktemp("w") / "l.jsonl"
-    w = sef.label_widget(path, pool, assessor="me")
+    w = sef.label_widget(pool, store=path, assessor="me")
     assert [(it["query_id"], it["doc_id"]) for it in w._items] == _reference_order(rows)
     for other in ("q", 1):
         with pytest.raises(sef.errors.InvalidOptionError):
-            sef.label_widget(path, pool, order=other)
+            sef.label_widget(pool, store=path, order=other)
 
 
 def test_keys_faster_than_the_kernel_label_one_document_each(tmp_path):
     path = tmp_path / "l.jsonl"
-    w = sef.label_widget(path, POOL, assessor="me", order="pool")
+    w = sef.label_widget(POOL, store=path, assessor="me", order="pool")
     sent = _sent(w)
     # three keys pressed 40 ms apart: the view still shows item 0 for all three; the
     # second and third say they were pressed while earlier actions were unanswered
@@ -115,28 +115,28 @@ def test_keys_faster_than_the_kernel_label_one_document_each(tmp_path):
 
 
 def test_ping_is_answered_with_the_session(tmp_path):
-    w = sef.label_widget(tmp_path / "l.jsonl", POOL, assessor="me")
+    w = sef.label_widget(POOL, store=tmp_path / "l.jsonl", assessor="me")
     sent = _sent(w)
     w._on_msg(w, {"action": "ping", "nonce": 7}, [])
     assert sent == [{"pong": 7, "session": w.session}]
-    other = sef.label_widget(tmp_path / "l.jsonl", POOL, assessor="me")
+    other = sef.label_widget(POOL, store=tmp_path / "l.jsonl", assessor="me")
     assert other.session != w.session  # a re-run cell is a new session
     assert LabelStore(tmp_path / "l.jsonl").records().height == 0
 
 
 def test_pool_is_required(tmp_path):
     with pytest.raises(sef.SearchEvalError, match="give the pool"):
-        sef.label_widget(tmp_path / "l.jsonl")
+        sef.label_widget(store=tmp_path / "l.jsonl")
 
 
 def test_widget_module_path_is_shown_absolute(tmp_path, monkeypatch):
     monkeypatch.chdir(tmp_path)
-    w = sef.label_widget(Path("rel") / "x.jsonl", POOL, assessor="me")
+    w = sef.label_widget(POOL, store=Path("rel") / "x.jsonl", assessor="me")
     assert w.journal == str(tmp_path / "rel" / "x.jsonl")
 
 
 def test_labelling_another_document_by_code_leaves_the_view(tmp_path):
-    w = sef.label_widget(tmp_path / "l.jsonl", POOL, assessor="me")
+    w = sef.label_widget(POOL, store=tmp_path / "l.jsonl", assessor="me")
     shown = w.position
     w.label(1, index=3)  # not the one on screen: the view stays
     assert w.position == shown and w.progress["done"] == 1

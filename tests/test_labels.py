@@ -644,14 +644,8 @@ def test_label_widget_python_side_saves_each_label_and_resumes(tmp_path: Path) -
         }
     )
     path = tmp_path / "w.jsonl"
-    w = sef.label_widget(
-        path,
-        pool,
-        queries={"q1": "first", "q2": "second"},
-        docs=DOCS,
-        assessor="me",
-        grades={"no": 0, "yes": 1},
-    )
+    w = sef.label_widget(pool, store=path, queries={"q1": "first", "q2": "second"}, docs=DOCS,
+                         assessor="me", grades={"no": 0, "yes": 1})
     assert w.grades == [[0, "no"], [1, "yes"]]
     assert w.current["doc_id"] == "d1" and w.current["query"] == "first"
     assert w.current["runs"] == "a" and w.current["title"] == "Title, with comma"
@@ -682,11 +676,11 @@ def test_label_widget_python_side_saves_each_label_and_resumes(tmp_path: Path) -
     with pytest.raises(SearchEvalError, match="not in the pool"):
         w.find("q9", "d1")
     # a new kernel: reopen, resume at the first unlabelled document
-    w2 = sef.label_widget(path, pool, assessor="me")
+    w2 = sef.label_widget(pool, store=path, assessor="me")
     assert w2.position == 0 and w2.progress["done"] == 1
     assert "1/3 labelled" in repr(w2)
     # another assessor starts from scratch in the same journal
-    w3 = sef.label_widget(path, pool, assessor="you")
+    w3 = sef.label_widget(pool, store=path, assessor="you")
     assert w3.progress["done"] == 0
-    empty = sef.label_widget(tmp_path / "e.jsonl", pool.head(0), assessor="me")
+    empty = sef.label_widget(pool.head(0), store=tmp_path / "e.jsonl", assessor="me")
     assert empty.current is None and empty.position == -1

@@ -89,7 +89,7 @@ def test_anova_matches_statsmodels_on_random_designs(seed):
 
 @pytest.mark.shared
 def test_anova_and_tukey_on_trec_dl19_match_statsmodels_and_scipy(dl19):
-    lb = sef.leaderboard(dl19, measure="nDCG@10", test="tukey_hsd", seed=0)
+    lb = sef.leaderboard(per_query=dl19, measure="nDCG@10", test="tukey_hsd", seed=0)
     names = lb.to_polars().get_column("run").to_list()
     wide = (dl19.filter(pl.col("measure") == "nDCG@10")
             .pivot(on="run", index="query_id", values="value").sort("query_id"))
@@ -169,8 +169,8 @@ def test_randomized_tukey_numba_and_numpy_engines_give_the_same_distribution():
 
 def test_randomized_tukey_is_reproducible_with_a_seed():
     pq = long(random_matrix(1))
-    a = sef.leaderboard(pq, measure="m", seed=3, n_resamples=500, progress=False)
-    b = sef.leaderboard(pq, measure="m", seed=3, n_resamples=500, progress=False)
+    a = sef.leaderboard(per_query=pq, measure="m", seed=3, n_resamples=500, progress=False)
+    b = sef.leaderboard(per_query=pq, measure="m", seed=3, n_resamples=500, progress=False)
     assert a._pairs.equals(b._pairs) and a.to_polars().equals(b.to_polars())
 
 
@@ -183,7 +183,7 @@ def test_interval_excludes_zero_iff_p_below_alpha(seed, n, k, test, spread):
     X = np.round(random_matrix(seed, n=n, k=k, spread=spread), 2)
     with warnings.catch_warnings():
         warnings.simplefilter("ignore")
-        lb = sef.leaderboard(long(X), measure="m", test=test, seed=seed, n_resamples=300,
+        lb = sef.leaderboard(per_query=long(X), measure="m", test=test, seed=seed, n_resamples=300,
                              progress=False)
     if lb.reason is not None:
         assert lb._pairs.get_column("p_value").is_nan().all()
@@ -228,21 +228,21 @@ def test_rank_intervals_and_p_best_match_a_naive_bootstrap():
 def test_too_few_queries_or_no_spread_cannot_be_tested():
     X = np.array([[0.0, 1.0, 0.5], [0.0, 1.0, 0.5]])
     with pytest.warns(UserWarning, match="too few queries"):
-        lb = sef.leaderboard(long(X), measure="m", seed=0)
+        lb = sef.leaderboard(per_query=long(X), measure="m", seed=0)
     assert lb.reason == "too few queries"
     assert lb._pairs.get_column("p_value").is_nan().all()
     assert (lb.to_polars().get_column("group") == "cannot be tested").all()
     assert "cannot be tested" in lb.headline("r0")
     Y = np.array([[0.1, 0.3], [0.4, 0.6], [0.2, 0.4], [0.5, 0.7]])  # constant difference
     with pytest.warns(UserWarning, match="no spread"):
-        lb = sef.leaderboard(long(Y), measure="m", seed=0)
+        lb = sef.leaderboard(per_query=long(Y), measure="m", seed=0)
     assert lb._pairs.get_column("p_value").is_nan().all()
     assert not lb._pairs.get_column("significant").any()
 
 
 def test_pandas_in_pandas_out_and_html():
     pq = long(random_matrix(2)).to_pandas()
-    lb = sef.leaderboard(pq, measure="m", test="tukey_hsd", seed=0)
+    lb = sef.leaderboard(per_query=pq, measure="m", test="tukey_hsd", seed=0)
     assert isinstance(lb.frame, pd.DataFrame) and isinstance(lb.pairs, pd.DataFrame)
     assert list(lb.frame.columns) == ["run", "mean", "ci_low", "ci_high", "rank", "rank_low",
                                       "rank_high", "p_best", "group"]
@@ -255,8 +255,8 @@ def test_headline_speaks_per_run():
     X = random_matrix(0, n=60, k=4, spread=0.0)
     X[:, 2] += 0.3
     X[:, 3] += 0.3
-    lb = sef.leaderboard(long(X, ["bm25", "rm3", "splade", "tasb"], "nDCG@10"), measure="nDCG@10",
-                         test="tukey_hsd", seed=0)
+    lb = sef.leaderboard(per_query=long(X, ["bm25", "rm3", "splade", "tasb"], "nDCG@10"),
+                         measure="nDCG@10", test="tukey_hsd", seed=0)
     text = lb.headline("bm25")
     assert text.startswith("2 of 3 runs reliably better than bm25 on nDCG@10")
     assert "splade and tasb tied" in text or "tasb and splade tied" in text
@@ -272,7 +272,7 @@ def test_leaderboard_plot_draws_sorted_runs_intervals_ranks_and_letters():
     X = random_matrix(0, n=60, k=4, spread=0.0)
     X[:, 2] += 0.3
     X[:, 3] += 0.25
-    lb = sef.leaderboard(long(X, ["bm25", "rm3", "splade", "tasb"]), measure="m",
+    lb = sef.leaderboard(per_query=long(X, ["bm25", "rm3", "splade", "tasb"]), measure="m",
                          test="tukey_hsd", seed=0)
     data = sef.leaderboard_plot_data(lb)
     assert data.get_column("run").to_list() == lb.to_polars().get_column("run").to_list()
@@ -319,7 +319,7 @@ def test_leaderboard_plot_of_an_untestable_board_shows_no_group_colour_or_bars()
     X = np.array([[0.0, 1.0, 0.5], [0.0, 1.0, 0.5]])
     with warnings.catch_warnings():
         warnings.simplefilter("ignore")
-        lb = sef.leaderboard(long(X), measure="m", seed=0)
+        lb = sef.leaderboard(per_query=long(X), measure="m", seed=0)
     fig, ax = plt.subplots()
     sef.leaderboard_plot(lb, ax=ax)
     assert not [ln for ln in ax.get_lines() if len(ln.get_xdata()) == 2]  # no intervals

@@ -36,7 +36,8 @@ def test_more_than_two_runs_get_a_leaderboard_section_and_a_per_run_headline(dl1
     assert lb is not None and lb.measure == "nDCG@10"
     # the same numbers as sef.leaderboard with the report's options
     pq = sef.evaluate(runs, qrels, ["nDCG@10"], per_query=True, relevance_level=2)
-    ref = sef.leaderboard(pq, measure="nDCG@10", n_resamples=1000, seed=0, progress=False)
+    ref = sef.leaderboard(per_query=pq, measure="nDCG@10", n_resamples=1000, seed=0,
+                          progress=False)
     assert lb.to_polars().equals(ref.to_polars())
     head = rep.data.headline
     assert head.startswith("2 of 3 runs reliably better than bm25 on nDCG@10")
@@ -67,6 +68,6 @@ def test_leaderboard_from_runs_and_qrels_equals_leaderboard_of_their_per_query_s
     runs, qrels = dl19
     a = sef.leaderboard(runs, qrels, measure="AP", relevance_level=2, test="tukey_hsd", seed=1)
     pq = sef.evaluate(runs, qrels, ["AP"], per_query=True, relevance_level=2)
-    b = sef.leaderboard(pq, measure="AP", test="tukey_hsd", seed=1)
+    b = sef.leaderboard(per_query=pq, measure="AP", test="tukey_hsd", seed=1)
     assert a.to_polars().equals(b.to_polars()) and a._pairs.equals(b._pairs)
     assert a.n_queries == 43

@@ -122,8 +122,8 @@ def test_by_a_column_with_runs_and_qrels_pandas_in_pandas_out():
 def test_small_slice_warns_with_the_minimum_detectable_delta():
     pq, q = per_query(), queries()
     with pytest.warns(SearchEvalWarning, match="fewer than 20 queries") as rec:
-        got = sef.leaderboard(pq, measure="nDCG@10", queries=q, by=LENGTH, test="tukey_hsd",
-                              progress=False)
+        got = sef.leaderboard(per_query=pq, measure="nDCG@10", queries=q, by=LENGTH,
+                              test="tukey_hsd", progress=False)
     text = " ".join(str(w.message) for w in rec)
     fr = got.to_polars().unique("length", keep="first").sort("length")
     assert fr["small"].to_list() == (fr["n_queries"] < 20).to_list() and fr["small"].any()
@@ -143,7 +143,7 @@ def test_untestable_slices_do_not_count_in_the_family():
     ids = q["query_id"].to_list()
     meta = pl.DataFrame({"query_id": ids, "part": ["tiny"] * 2 + ["big"] * (len(ids) - 2)})
     with pytest.warns(SearchEvalWarning, match="cannot be tested"):
-        got = sef.leaderboard(pq, measure="nDCG@10", queries=meta, by="part",
+        got = sef.leaderboard(per_query=pq, measure="nDCG@10", queries=meta, by="part",
                               test="tukey_hsd")
     assert got.n_tested == 1  # the 2-query slice has no test: the big one is the family
     tiny = got.to_polars().filter(pl.col("part") == "tiny")
@@ -183,13 +183,13 @@ def test_figure_facets_by_slice():
 def test_slice_option_errors():
     pq, q = per_query(), queries()
     with pytest.raises(InvalidOptionError, match="family"):
-        sef.leaderboard(pq, measure="nDCG@10", queries=q, by=LENGTH, family="pairs")
+        sef.leaderboard(per_query=pq, measure="nDCG@10", queries=q, by=LENGTH, family="pairs")
     with pytest.raises(InvalidOptionError, match="min_queries"):
-        sef.leaderboard(pq, measure="nDCG@10", queries=q, by=LENGTH, min_queries=0)
+        sef.leaderboard(per_query=pq, measure="nDCG@10", queries=q, by=LENGTH, min_queries=0)
     with pytest.raises(SearchEvalError, match="needs queries="):
-        sef.leaderboard(pq, measure="nDCG@10", by="intent")
+        sef.leaderboard(per_query=pq, measure="nDCG@10", by="intent")
     with pytest.raises(SearchEvalError, match="no column 'intent'"):
-        sef.leaderboard(pq, measure="nDCG@10", queries=q, by="intent")
+        sef.leaderboard(per_query=pq, measure="nDCG@10", queries=q, by="intent")
 
 
 def test_trec_dl19_by_query_length():
@@ -215,7 +215,7 @@ def test_several_columns_and_the_null_slice():
     meta = q.head(30).with_columns((WORDS > 4).alias("long"),
                                    (pl.col("query_id") < "q20").alias("early"))
     with pytest.warns(SearchEvalWarning) as rec:
-        got = sef.leaderboard(pq, measure="nDCG@10", queries=meta, by=["long", "early"],
+        got = sef.leaderboard(per_query=pq, measure="nDCG@10", queries=meta, by=["long", "early"],
                               test="tukey_hsd", seed=1)
     said = [str(w.message) for w in rec]
     assert any("8 evaluated queries have no row in queries=" in m for m in said)

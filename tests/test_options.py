@@ -60,13 +60,13 @@ def _cases():
     for opt, bad in [("depth", 0), ("grade", -1), ("grade", 1.5), ("per_query", "x"),
                      ("relevance_level", -2)]:
         cases.append(("metric_bounds", mb, opt, bad))
-    cmp = lambda **kw: sef.compare(_per_query(), **kw)  # noqa: E731
+    cmp = lambda **kw: sef.compare(per_query=_per_query(), **kw)  # noqa: E731
     for opt, bad in [("pairs", "some"), ("test", "anova"), ("alternative", "up"),
                      ("correction", "magic"), ("family", "run"), ("alpha", 0.0),
                      ("alpha", 1.0), ("alpha", "0.05"), ("missing", "drop")]:
         cases.append(("compare", cmp, opt, bad))
     cases.append(("compare", cmp, "ci_method", "magic"))
-    lb = lambda **kw: sef.leaderboard(_per_query(), **{"measure": "P@1", **kw})  # noqa: E731
+    lb = lambda **kw: sef.leaderboard(per_query=_per_query(), **{"measure": "P@1", **kw})  # noqa: E731
     for opt, bad in [("test", "anova"), ("alpha", 0.0), ("ci", 1.0), ("n_resamples", 0),
                      ("missing", "drop"), ("measure", ["P@1", "RR"]), ("seed", -1)]:
         cases.append(("leaderboard", lb, opt, bad))
@@ -74,7 +74,7 @@ def _cases():
                   "index", "query"))
     meta = pl.DataFrame({"query_id": ["1", "2"], "kind": ["x", "y"]})  # slices (issue 24)
     for opt, bad in [("min_queries", 0), ("min_queries", 2.5), ("power", 1.5), ("power", 0.01)]:
-        cases.append(("compare", lambda **kw: sef.compare(_per_query(), baseline="a",
+        cases.append(("compare", lambda **kw: sef.compare(per_query=_per_query(), baseline="a",
                                                           queries=meta, by="kind", **kw),
                       opt, bad))
     # automatic judges (issue 23)
@@ -83,7 +83,7 @@ def _cases():
     jd = lambda **kw: sef.judge(QRELS, lambda p: p, journal="/nonexistent/j.jsonl", **kw)  # noqa: E731
     for opt, bad in [("budget", -1), ("budget", 1.5), ("dry_run", "yes"), ("progress", 1)]:
         cases.append(("judge", jd, opt, bad))
-    ja = lambda **kw: sef.judge_agreement(QRELS, QRELS, **kw)  # noqa: E731
+    ja = lambda **kw: sef.judge_agreement(None, QRELS, QRELS, **kw)  # noqa: E731
     for opt, bad in [("n_resamples", 0), ("ci", 1.5), ("alpha", 0.0)]:
         cases.append(("judge_agreement", ja, opt, bad))
     cases.append(("fill_holes", lambda **kw: sef.fill_holes(RUN, QRELS, lambda p: p, **kw),
@@ -169,10 +169,11 @@ def _plot_cases():
                       opt, bad))
     for opt, bad in [("annotate", -1), ("query_labels", "x")]:
         cases.append(("per_query_delta",
-                      lambda **kw: sef.per_query_delta(pq(), baseline="a", **kw), opt, bad))
+                      lambda **kw: sef.per_query_delta(per_query=pq(), baseline="a", **kw), opt, bad))
     for opt, bad in [("kind", "violin"), ("show_means", "x"), ("seed", -1)]:
         cases.append(("metric_distribution",
-                      lambda **kw: sef.metric_distribution(pq(), measure="P@1", **kw), opt, bad))
+                      lambda **kw: sef.metric_distribution(per_query=pq(), measure="P@1", **kw),
+                      opt, bad))
     return cases
 
 
@@ -252,7 +253,7 @@ def test_unknown_keyword_arguments_name_the_function_called():
     from searcheval_frames.errors import UnknownOptionError
 
     for call in (lambda: sef.compare(runs=RUN, qrels=QRELS, measures="P@1", relevence_level=2),
-                 lambda: sef.compare(_per_query(), relevence_level=2)):
+                 lambda: sef.compare(per_query=_per_query(), relevence_level=2)):
         with pytest.raises(UnknownOptionError, match=r"compare\(relevence_level=2\).*did you "
                                                       r"mean relevance_level") as info:
             call()
@@ -266,9 +267,10 @@ def test_unknown_test_options_and_query_diff_keywords_name_the_function_called()
     from searcheval_frames.errors import UnknownOptionError
 
     with pytest.raises(UnknownOptionError, match=r"compare\(test_options\['zero_mthod'\]"):
-        sef.compare(_per_query(), test="wilcoxon", test_options={"zero_mthod": "pratt"})
+        sef.compare(per_query=_per_query(), test="wilcoxon", test_options={"zero_mthod": "pratt"})
     with pytest.warns(SearchEvalWarning, match="cannot be tested"):  # two queries
-        sef.compare(_per_query(), test="wilcoxon", test_options={"zero_method": "pratt"})
+        sef.compare(per_query=_per_query(), baseline="a", test="wilcoxon",
+                    test_options={"zero_method": "pratt"})
     with pytest.raises(UnknownOptionError, match=r"query_diff\(relevence_level=2\)"):
         sef.query_diff(RUN, QRELS, measure="P@1", relevence_level=2)
 
@@ -277,6 +279,6 @@ def test_unknown_test_options_and_query_diff_keywords_name_the_function_called()
 def test_bad_label_widget_option_is_refused(tmp_path, option, bad):
     pytest.importorskip("anywidget")
     with pytest.raises(InvalidOptionError) as info:
-        sef.label_widget(tmp_path / "l.jsonl", QRELS, assessor="t", **{option: bad})
+        sef.label_widget(QRELS, store=tmp_path / "l.jsonl", assessor="t", **{option: bad})
     msg = str(info.value)
     assert option in msg and "label_widget" in msg and "got" in msg, msg

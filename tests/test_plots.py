@@ -81,7 +81,7 @@ def test_pr_curve_lines_limits_and_data(synth):
 
 def test_pr_curve_from_data_pandas_and_polars_agree(synth):
     run, qrels = synth
-    a = sef.pr_curve(run, qrels, levels="all", runs=["dense", "bm25"])
+    a = sef.pr_curve(run, qrels, show_runs=["dense", "bm25"], levels="all")
     assert [line.get_label() for line in a.lines] == ["dense", "bm25"]
     assert a.lines[0].get_marker() in (None, "None", "")  # many levels: no markers
     data = sef.pr_curve_data(run.to_pandas(), qrels.to_pandas(), levels="all")
@@ -102,7 +102,7 @@ def test_pr_curve_from_data_pandas_and_polars_agree(synth):
     with pytest.raises(MissingColumnError, match="recall"):
         sef.PRCurveDisplay.from_curves(pl.DataFrame({"run": ["a"], "x": [1.0]}))
     with pytest.raises(InvalidOptionError, match="runs="):
-        sef.pr_curve(run, qrels, runs=["nope"])
+        sef.pr_curve(run, qrels, show_runs=["nope"])
 
 
 def test_pr_curve_into_given_axes(synth):
@@ -191,8 +191,8 @@ def test_benchmark_bars_orientation_and_selection(per_query, synth):
     assert all(b.get_width() > 0 for b in ax.containers[0])
     assert [t.get_text() for t in ax.get_yticklabels()] == ["P@5", "nDCG@10", "AP", "RR"]
     assert sum("(+" in t or "(-" in t for t in _texts(ax)) == 8  # deltas of 2 runs x 4
-    ax = sef.benchmark_bars(agg, measures=["AP"], runs=["dense", "bm25"], orientation="vertical",
-                            value_labels=False, deltas=False)
+    ax = sef.benchmark_bars(agg, show_runs=["dense", "bm25"], measures=["AP"],
+                            orientation="vertical", value_labels=False, deltas=False)
     assert [c.get_label() for c in ax.containers] == ["dense", "bm25"] and not ax.texts
     with pytest.raises(InvalidOptionError, match="per-query"):
         sef.benchmark_bars(per_query)
@@ -227,7 +227,7 @@ def test_benchmark_bars_comparison_frame_ci_and_significance():
 
 def test_benchmark_bars_with_compare_object(per_query):
     pytest.importorskip("scipy")
-    cmp = sef.compare(per_query, baseline="bm25", n_resamples=500)
+    cmp = sef.compare(per_query=per_query, baseline="bm25", n_resamples=500)
     ax = sef.benchmark_bars(cmp)
     frame = cmp.to_polars()
     labels = [c.get_label() for c in ax.containers if hasattr(c, "patches")]
@@ -252,7 +252,7 @@ def test_delta_label_format():
 
 # --------------------------------------------------------------------------- per query
 def test_per_query_delta_sorted_wins_and_losses(per_query):
-    ax = sef.per_query_delta(per_query, baseline="bm25", run="dense", measure="AP")
+    ax = sef.per_query_delta(per_query=per_query, baseline="bm25", run="dense", measure="AP")
     wide = per_query.filter(pl.col("measure") == "AP").pivot(
         on="run", index="query_id", values="value")
     want = sorted((wide["dense"] - wide["bm25"]).to_list(), reverse=True)
@@ -278,27 +278,27 @@ def test_per_query_delta_choices_and_missing_queries():
         "measure": "RR", "value": [0.5, 1.0, 0.2, 1.0, 0.5, 0.0],
     })
     with pytest.raises(InvalidOptionError, match="run="):
-        sef.per_query_delta(pq)
+        sef.per_query_delta(per_query=pq)
     with pytest.warns(SearchEvalWarning, match="'3'"):
-        ax = sef.per_query_delta(pq, run="b", annotate=1)
+        ax = sef.per_query_delta(per_query=pq, run="b", annotate=1)
     assert np.allclose([b.get_height() for b in ax.containers[0]], [0.5, -0.2, -0.5])
     # best win and worst loss named, in the notes of the empty corners
     assert "biggest wins\n1  +0.50" in _texts(ax) and "biggest losses\n2  -0.50" in _texts(ax)
     with pytest.raises(InvalidOptionError, match="baseline"):
-        sef.per_query_delta(pq, baseline="z", run="b")
+        sef.per_query_delta(per_query=pq, baseline="z", run="b")
     renamed = pq.rename(columns={"value": "score_value"})
     with pytest.raises(MissingColumnError, match="value"):
-        sef.per_query_delta(renamed, run="b")
+        sef.per_query_delta(per_query=renamed, run="b")
     with warnings.catch_warnings():
         warnings.simplefilter("ignore", SearchEvalWarning)
-        ax = sef.per_query_delta(renamed, run="b", columns={"value": "score_value"},
+        ax = sef.per_query_delta(per_query=renamed, run="b", columns={"value": "score_value"},
                                  query_labels=False)
     assert not ax.get_xticks().size
 
 
 # --------------------------------------------------------------------------- distribution
 def test_metric_distribution_box_strip_means(per_query):
-    ax = sef.metric_distribution(per_query, measure="nDCG@10")
+    ax = sef.metric_distribution(per_query=per_query, measure="nDCG@10")
     assert [t.get_text() for t in ax.get_xticklabels()] == ["bm25", "bm25-rerank", "dense"]
     strips = [c for c in ax.collections if isinstance(c, PathCollection) and c.get_label() != "mean"]
     assert [len(c.get_offsets()) for c in strips] == [12, 12, 12]
@@ -311,18 +311,18 @@ def test_metric_distribution_box_strip_means(per_query):
     # strip values are the per-query values
     vals = per_query.filter((pl.col("measure") == "nDCG@10") & (pl.col("run") == "dense"))
     assert sorted(strips[2].get_offsets()[:, 1]) == pytest.approx(sorted(vals["value"]))
-    box = sef.metric_distribution(per_query.to_pandas(), measure="AP", kind="box",
+    box = sef.metric_distribution(per_query=per_query.to_pandas(), measure="AP", kind="box",
                                   show_means=False)
     assert not [c for c in box.collections if isinstance(c, PathCollection)]
     with pytest.raises(InvalidOptionError, match="measure="):
-        sef.metric_distribution(per_query)
+        sef.metric_distribution(per_query=per_query)
     with pytest.raises(InvalidOptionError, match="kind"):
-        sef.metric_distribution(per_query, measure="AP", kind="violin")
+        sef.metric_distribution(per_query=per_query, measure="AP", kind="violin")
 
 
 def test_metric_distribution_is_reproducible(per_query):
-    a = sef.metric_distribution(per_query, measure="AP", kind="strip")
-    b = sef.metric_distribution(per_query, measure="AP", kind="strip")
+    a = sef.metric_distribution(per_query=per_query, measure="AP", kind="strip")
+    b = sef.metric_distribution(per_query=per_query, measure="AP", kind="strip")
     assert np.array_equal(a.collections[0].get_offsets(), b.collections[0].get_offsets())
 
 
@@ -410,9 +410,9 @@ def test_trec_dl_plots(trec_dl, tmp_path):
     base = agg.filter((pl.col("run") == "bm25") & (pl.col("measure") == "nDCG@10"))["value"][0]
     assert any(style.delta_label(ndcg - base, (ndcg - base) / base * 100) in t for t in _texts(ax))
     pq = sef.evaluate(run, qrels, ms, relevance_level=2, per_query=True)
-    ax = sef.per_query_delta(pq, baseline="bm25", run="splade-pp-ed", measure="nDCG@10")
+    ax = sef.per_query_delta(per_query=pq, baseline="bm25", run="splade-pp-ed", measure="nDCG@10")
     assert len(ax.containers[0]) == 43
-    ax = sef.metric_distribution(pq, measure="AP")
+    ax = sef.metric_distribution(per_query=pq, measure="AP")
     assert len(ax.get_xticklabels()) == 6
     assert sef.save_figure(ax, tmp_path / "ap.svg")[0].stat().st_size > 1000
 
@@ -456,7 +456,7 @@ def test_per_query_delta_draws_areas_for_thousands_of_queries():
     pq = pl.DataFrame({"run": ["a"] * n + ["b"] * n,
                        "query_id": [f"q{i}" for i in range(n)] * 2,
                        "measure": "AP", "value": vals})
-    ax = sef.per_query_delta(pq, baseline="a")
+    ax = sef.per_query_delta(per_query=pq, baseline="a")
     polys = [c for c in ax.collections if isinstance(c, PolyCollection)]
     assert len(ax.patches) == 0 and len(polys) == 2
     delta = vals[n:] - vals[:n]

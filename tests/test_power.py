@@ -48,7 +48,7 @@ def small():
 
 # --------------------------------------------------------------------------- hand-computed
 def test_observed_delta_sd_and_columns(small):
-    out = sef.power(small, baseline="a", delta=0.1)
+    out = sef.power(per_query=small, baseline="a", delta=0.1)
     row = out.row(0, named=True)
     assert list(out.columns) == [
         "run", "baseline", "measure", "test", "method", "alpha", "target_power", "n_observed",
@@ -66,7 +66,7 @@ def test_observed_delta_sd_and_columns(small):
 
 
 def test_zero_delta_has_power_alpha_and_no_n(small):
-    row = sef.power(small, baseline="a", delta=0.0, alpha=0.1).row(0, named=True)
+    row = sef.power(per_query=small, baseline="a", delta=0.0, alpha=0.1).row(0, named=True)
     assert row["achieved_power"] == pytest.approx(0.1, abs=1e-12)
     assert row["n_needed"] is None
 
@@ -102,10 +102,10 @@ def test_pooled_sd_hand_computed():
 
 def test_sd_pooled_and_planned():
     pq = normal_runs(30, 0.03, 0.1, runs=3)
-    pooled = sef.power(pq, baseline="base", sd="pooled")
+    pooled = sef.power(per_query=pq, baseline="base", sd="pooled")
     wide = pq.pivot(on="run", index="query_id", values="value").select("base", "sys1", "sys2")
     assert pooled["sd"].to_list() == pytest.approx([pooled_sd(wide.to_numpy())] * 2)
-    planned = sef.power(pq, baseline="base", sd=0.25, delta=0.05)
+    planned = sef.power(per_query=pq, baseline="base", sd=0.25, delta=0.05)
     assert planned["sd"].to_list() == [0.25, 0.25]
     n = int(_n_needed(np.array([0.05 / 0.25]), 0.05, 0.8, "two-sided")[0])
     assert planned["n_needed"].to_list() == [n, n]
@@ -113,8 +113,8 @@ def test_sd_pooled_and_planned():
 
 def test_one_sided():
     pq = normal_runs(40, -0.05, 0.1)
-    less = sef.power(pq, alternative="less").row(0, named=True)
-    greater = sef.power(pq, alternative="greater").row(0, named=True)
+    less = sef.power(per_query=pq, alternative="less").row(0, named=True)
+    greater = sef.power(per_query=pq, alternative="greater").row(0, named=True)
     assert less["observed_delta"] < 0
     assert less["detectable_delta"] < 0 < greater["detectable_delta"]
     assert less["detectable_delta"] == pytest.approx(-greater["detectable_delta"])
@@ -124,7 +124,7 @@ def test_one_sided():
 
 def test_n_queries_and_delta_lists():
     pq = normal_runs(25, 0.04, 0.1)
-    out = sef.power(pq, delta=[0.02, 0.05], n_queries=[10, 50, 200])
+    out = sef.power(per_query=pq, delta=[0.02, 0.05], n_queries=[10, 50, 200])
     assert out.height == 6
     det = out.unique("n_queries").sort("n_queries")["detectable_delta"].to_list()
     assert det[0] > det[1] > det[2]
@@ -205,7 +205,7 @@ def test_agrees_with_statsmodels_ttestpower(alternative):
 def test_power_frame_agrees_with_statsmodels_end_to_end():
     smp = pytest.importorskip("statsmodels.stats.power")
     pq = normal_runs(38, 0.03, 0.08, seed=3, runs=4)
-    out = sef.power(pq, baseline="base", delta=0.02)
+    out = sef.power(per_query=pq, baseline="base", delta=0.02)
     for row in out.iter_rows(named=True):
         e = 0.02 / row["sd"]
         n_sm = smp.TTestPower().solve_power(effect_size=e, alpha=0.05, power=0.8)
@@ -222,9 +222,9 @@ def test_power_frame_agrees_with_statsmodels_end_to_end():
 def test_reported_power_is_achieved(delta, sd, alpha, target):
     """2,000 simulated query sets of normal differences with the reported n."""
     pq = normal_runs(60, delta, sd, seed=11)
-    row = sef.power(pq, delta=delta, alpha=alpha, power=target).row(0, named=True)
+    row = sef.power(per_query=pq, delta=delta, alpha=alpha, power=target).row(0, named=True)
     n = row["n_needed"]
-    at_n = sef.power(pq, delta=delta, alpha=alpha, power=target,
+    at_n = sef.power(per_query=pq, delta=delta, alpha=alpha, power=target,
                      n_queries=n).row(0, named=True)["achieved_power"]
     assert at_n >= target
     rng = np.random.default_rng(42)
@@ -236,8 +236,8 @@ def test_reported_power_is_achieved(delta, sd, alpha, target):
 def test_simulation_t_agrees_with_analytic_on_normal_differences():
     pq = normal_runs(400, 0.02, 0.1, seed=5)
     kw = dict(delta=0.02, n_queries=60, seed=1)
-    ana = sef.power(pq, **kw).row(0, named=True)
-    sim = sef.power(pq, method="simulation", n_sim=2000, **kw).row(0, named=True)
+    ana = sef.power(per_query=pq, **kw).row(0, named=True)
+    sim = sef.power(per_query=pq, method="simulation", n_sim=2000, **kw).row(0, named=True)
     assert sim["method"] == "simulation"
     assert abs(sim["achieved_power"] - ana["achieved_power"]) <= 0.03
     assert sim["detectable_delta"] == pytest.approx(ana["detectable_delta"], rel=0.08)
@@ -248,15 +248,15 @@ def test_simulation_t_agrees_with_analytic_on_normal_differences():
 def test_simulation_other_tests(test):
     pq = normal_runs(50, 0.04, 0.1, seed=8)
     kw = dict(method="simulation", test=test, n_sim=500, n_resamples=200, seed=3)
-    a = sef.power(pq, **kw)
-    assert a.equals(sef.power(pq, **kw))  # reproducible with a seed
+    a = sef.power(per_query=pq, **kw)
+    assert a.equals(sef.power(per_query=pq, **kw))  # reproducible with a seed
     row = a.row(0, named=True)
     assert row["test"] == test and 0 <= row["achieved_power"] <= 1
     assert row["n_needed"] is not None and row["n_needed"] >= 2
     # on normal differences the queries needed scale with 1 / (asymptotic relative
     # efficiency vs the t-test): Wilcoxon 3/π, sign 2/π, randomization 1
     are = {"wilcoxon": 3 / math.pi, "sign": 2 / math.pi, "permutation": 1.0}[test]
-    ratio = row["n_needed"] / sef.power(pq).row(0, named=True)["n_needed"]
+    ratio = row["n_needed"] / sef.power(per_query=pq).row(0, named=True)["n_needed"]
     assert 0.7 / are <= ratio <= 1.5 / are
 
 
@@ -268,7 +268,7 @@ def test_simulation_keeps_tied_queries_tied():
     base = rng.uniform(0.2, 0.6, 40)
     pq = frame({"a": base.tolist(), "b": (base + d).tolist()})
     obs = float(d.mean())
-    p = sef.power(pq, delta=[obs * 0.98, obs, obs * 1.02], method="simulation",
+    p = sef.power(per_query=pq, delta=[obs * 0.98, obs, obs * 1.02], method="simulation",
                   test="wilcoxon", n_sim=1000)["achieved_power"].to_list()
     assert p[0] <= p[1] + 0.02 and p[1] <= p[2] + 0.02
 
@@ -301,11 +301,11 @@ def test_row_pvalues_permutation_close_to_paired_test():
 # --------------------------------------------------------------------------- inputs
 def test_comparison_input_pandas_output_and_all_pairs():
     pq = normal_runs(30, 0.03, 0.1, runs=3)
-    cmp = sef.compare(pq, baseline="base")
-    a = sef.power(cmp)
-    b = sef.power(pq, baseline="base")
+    cmp = sef.compare(per_query=pq, baseline="base")
+    a = sef.power(per_query=cmp)
+    b = sef.power(per_query=pq, baseline="base")
     assert a.select("run", "baseline", "n_needed").equals(b.select("run", "baseline", "n_needed"))
-    out = sef.power(pq.to_pandas())
+    out = sef.power(per_query=pq.to_pandas())
     assert isinstance(out, pd.DataFrame)
     assert list(zip(out["run"], out["baseline"], strict=True)) == [
         ("sys1", "base"), ("sys2", "base"), ("sys2", "sys1")]
@@ -314,14 +314,14 @@ def test_comparison_input_pandas_output_and_all_pairs():
 def test_measure_selection_and_canonical_names():
     pq = pl.concat([normal_runs(20, 0.03, 0.1), normal_runs(20, 0.03, 0.1).with_columns(
         measure=pl.lit("AP"))])
-    assert sef.power(pq)["measure"].to_list() == ["nDCG@10", "AP"]
-    assert sef.power(pq, measure="ndcg_cut_10")["measure"].to_list() == ["nDCG@10"]
+    assert sef.power(per_query=pq)["measure"].to_list() == ["nDCG@10", "AP"]
+    assert sef.power(per_query=pq, measure="ndcg_cut_10")["measure"].to_list() == ["nDCG@10"]
 
 
 def test_zero_spread_warns_and_gives_nan():
     pq = frame({"a": [0.1, 0.2, 0.3], "b": [0.2, 0.3, 0.4]})
     with pytest.warns(SearchEvalWarning, match="no spread"):
-        row = sef.power(pq).row(0, named=True)
+        row = sef.power(per_query=pq).row(0, named=True)
     assert math.isnan(row["sd"]) and math.isnan(row["achieved_power"])
     assert row["n_needed"] is None
 
@@ -329,19 +329,19 @@ def test_zero_spread_warns_and_gives_nan():
 def test_bad_input_messages():
     one = frame({"a": [0.1, 0.2, 0.3]})
     with pytest.raises(SearchEvalError, match=r"at least two runs.*only"):
-        sef.power(one)
+        sef.power(per_query=one)
     tiny = frame({"a": [0.1], "b": [0.2]})
     with pytest.raises(SearchEvalError, match="at least 2"):
-        sef.power(tiny)
+        sef.power(per_query=tiny)
     pq = normal_runs(10, 0.03, 0.1)
     with pytest.raises(SearchEvalError, match=r"'P@7'.*measures are"):
-        sef.power(pq, measure="P@7")
+        sef.power(per_query=pq, measure="P@7")
     with pytest.raises(SearchEvalError, match=r"baseline='bm25'.*runs are.*baseline=None"):
-        sef.power(pq, baseline="bm25")
+        sef.power(per_query=pq, baseline="bm25")
     with pytest.raises(SearchEvalError, match="method='simulation'"):
-        sef.power(pq, test="wilcoxon")
-    with pytest.raises(SearchEvalError, match="no per-query scores"):
-        sef.power(None)
+        sef.power(per_query=pq, test="wilcoxon")
+    with pytest.raises(SearchEvalError, match="no runs given; pass runs, qrels"):
+        sef.power(per_query=None)
 
 
 @pytest.mark.parametrize(("option", "value"), [
@@ -354,15 +354,16 @@ def test_bad_input_messages():
 def test_power_options(option, value):
     pq = normal_runs(10, 0.03, 0.1)
     with pytest.raises(InvalidOptionError, match=rf"power\({option}="):
-        sef.power(pq, **{option: value})
+        sef.power(per_query=pq, **{option: value})
 
 
 # --------------------------------------------------------------------------- discriminative power
 def test_discriminative_power_matches_compare_pvalues():
     pq = normal_runs(30, 0.03, 0.1, runs=4)
     for test in ("t", "wilcoxon", "randomization"):
-        summary, asl = sef.discriminative_power(pq, test=test, n_resamples=2000)
-        cmp = sef.compare(pq, pairs="all", correction="none", test=test, n_resamples=2000)
+        summary, asl = sef.discriminative_power(per_query=pq, test=test, n_resamples=2000)
+        cmp = sef.compare(per_query=pq, pairs="all", correction="none", test=test,
+                          n_resamples=2000)
         ref = cmp.to_polars().select("run", "baseline", pl.col("p_value").alias("ref"))
         joined = asl.join(ref, on=["run", "baseline"])
         assert joined.height == asl.height == 6
@@ -378,7 +379,7 @@ def test_discriminative_power_hand_case():
     # b - a: all +0.2 but one (t-test significant), c - a and c - b: no systematic change
     pq = frame({"a": [0.2, 0.4, 0.4, 0.6, 0.3, 0.5], "b": [0.4, 0.6, 0.6, 0.8, 0.5, 0.6],
                 "c": [0.4, 0.2, 0.6, 0.4, 0.5, 0.3]})
-    summary, asl = sef.discriminative_power(pq)
+    summary, asl = sef.discriminative_power(per_query=pq)
     assert summary.select("n_runs", "n_queries", "n_pairs", "n_significant").row(0) == (
         3, 6, 3, 1)
     assert asl.row(0, named=True)["run"] == "b" and asl.row(0, named=True)["baseline"] == "a"
@@ -408,12 +409,12 @@ def test_bootstrap_asl_equals_naive_loop():
 
 def test_discriminative_power_bootstrap_and_comparison_input():
     pq = normal_runs(25, 0.04, 0.1, runs=3)
-    s1, a1 = sef.discriminative_power(pq, test="bootstrap", n_resamples=1000, seed=4)
-    s2, _ = sef.discriminative_power(sef.compare(pq, baseline="sys1"), test="bootstrap",
-                                     n_resamples=1000, seed=4)
+    s1, a1 = sef.discriminative_power(per_query=pq, test="bootstrap", n_resamples=1000, seed=4)
+    s2, _ = sef.discriminative_power(per_query=sef.compare(per_query=pq, baseline="sys1"),
+                                     test="bootstrap", n_resamples=1000, seed=4)
     assert s1.equals(s2)
     assert a1.height == 3 and s1["test"][0] == "bootstrap"
-    s3, a3 = sef.discriminative_power(pq.to_pandas())
+    s3, a3 = sef.discriminative_power(per_query=pq.to_pandas())
     assert isinstance(s3, pd.DataFrame) and isinstance(a3, pd.DataFrame)
 
 
@@ -423,14 +424,14 @@ def test_discriminative_power_bootstrap_and_comparison_input():
 def test_discriminative_power_options(option, value):
     pq = normal_runs(10, 0.03, 0.1, runs=3)
     with pytest.raises(InvalidOptionError, match=rf"discriminative_power\({option}="):
-        sef.discriminative_power(pq, **{option: value})
+        sef.discriminative_power(per_query=pq, **{option: value})
 
 
 def test_discriminative_power_bad_input():
     with pytest.raises(SearchEvalError, match="at least two runs"):
-        sef.discriminative_power(frame({"a": [0.1, 0.2]}))
+        sef.discriminative_power(per_query=frame({"a": [0.1, 0.2]}))
     with pytest.raises(SearchEvalError, match="measure="):
-        sef.discriminative_power(normal_runs(5, 0.1, 0.1), measures="XYZ")
+        sef.discriminative_power(per_query=normal_runs(5, 0.1, 0.1), measures="XYZ")
 
 
 @pytest.mark.parametrize("name", ["searcheval_frames.analysis.power",
@@ -462,15 +463,15 @@ def test_trec_dl_runs_against_statsmodels_and_compare():
     run = pl.concat([read_trec_run(d / "runs" / f"run.dl19-passage.{n}.txt")
                      .with_columns(pl.lit(n).alias("run")) for n in names])
     pq = sef.evaluate(run, qrels, ["nDCG@10"], per_query=True)
-    out = sef.power(pq, baseline="bm25", delta=0.02)
+    out = sef.power(per_query=pq, baseline="bm25", delta=0.02)
     assert out.height == 6 and set(out["n_observed"]) == {43}
     for row in out.iter_rows(named=True):
         e = 0.02 / row["sd"]
         assert row["n_needed"] == math.ceil(
             smp.TTestPower().solve_power(effect_size=e, alpha=0.05, power=0.8) - 1e-9)
-    summary, asl = sef.discriminative_power(pq)
+    summary, asl = sef.discriminative_power(per_query=pq)
     assert summary["n_pairs"][0] == 21
-    ref = sef.compare(pq, pairs="all", correction="none").to_polars()
+    ref = sef.compare(per_query=pq, pairs="all", correction="none").to_polars()
     joined = asl.join(ref.select("run", "baseline", pl.col("p_value").alias("ref")),
                       on=["run", "baseline"])
     assert joined.height == 21
@@ -489,5 +490,5 @@ def test_readme_power_sentence_is_sef_power_on_the_bundled_set():
     qrels = sef.read_qrels(root / "data" / "example" / "qrels.txt")
     pq = _pl.DataFrame(sef.evaluate(runs, qrels, ["nDCG@10"], per_query=True)).filter(
         _pl.col("run").is_in(["bm25", "bm25-rerank"]))
-    row = sef.power(pq, baseline="bm25", measure="nDCG@10").row(0, named=True)
+    row = sef.power(per_query=pq, baseline="bm25", measure="nDCG@10").row(0, named=True)
     assert power_sentence(row) in (root / "README.md").read_text()

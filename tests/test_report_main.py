@@ -351,7 +351,7 @@ def test_query_diff_matches_compare_wtl_and_pandas_kind():
     runs = sef.read_run(RUNS)
     d = sef.query_diff(runs.to_pandas(), sef.read_qrels(QRELS), baseline="bm25", measure="AP")
     assert isinstance(d, pd.DataFrame) and list(d["delta"]) == sorted(d["delta"])
-    cmp = sef.compare(runs, baseline="bm25", qrels=QRELS, measures=["AP"], n_resamples=100)
+    cmp = sef.compare(runs, QRELS, baseline="bm25", measures=["AP"], n_resamples=100)
     row = cmp.frame.row(0, named=True)
     assert (d["outcome"] == "win").sum() == row["wins"]
     assert (d["outcome"] == "loss").sum() == row["losses"]
@@ -505,7 +505,7 @@ def test_report_says_how_large_a_change_its_queries_can_detect():
                          figures=False)
         pq = pl.DataFrame(sef.evaluate(RUNS, QRELS, [rep.data.focus], per_query=True))
         pq = pq.filter(pl.col("run").is_in(["bm25", rep.data.run]))
-        p = sef.power(pq, baseline="bm25", measure=rep.data.focus).row(0, named=True)
+        p = sef.power(per_query=pq, baseline="bm25", measure=rep.data.focus).row(0, named=True)
     text = rep.data.power
     assert text == "Power: " + power_sentence(p) + " (sef.power)"
     assert f"with {p['n_queries']} queries" in text or f"{p['n_queries']} queries" in text

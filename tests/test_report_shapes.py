@@ -142,7 +142,7 @@ def test_no_minus_zero_in_tables() -> None:
     pq = pl.DataFrame({"run": ["a"] * 40 + ["b"] * 40, "query_id": [str(i) for i in range(40)] * 2,
                        "measure": "AP",
                        "value": np.concatenate([base, base - 1e-5 * (rng.random(40) > 0.5)])})
-    cmp = sef.compare(pq, baseline="a", ci_method="t")
+    cmp = sef.compare(per_query=pq, baseline="a", ci_method="t")
     text = cmp.table("before_after", columns=["delta", "ci"]).to_markdown() + cmp.to_html()
     assert "-0.000" not in text and "(-0.0%)" not in text and "0.000" in text
 

@@ -60,12 +60,12 @@ def kind_of(frame: object) -> str:
 def results(data: pl.DataFrame | pd.DataFrame, lab: pl.DataFrame | pd.DataFrame,
             runs: pl.DataFrame | pd.DataFrame, qrels: pl.DataFrame) -> dict[str, object]:
     return {
-        "discriminative_power": sef.discriminative_power(data, n_resamples=200),
-        "stability": sef.stability(data, sizes=[4], n_samples=20),
+        "discriminative_power": sef.discriminative_power(per_query=data, n_resamples=200),
+        "stability": sef.stability(per_query=data, sizes=[4], n_samples=20),
         "merge_labels": sef.merge_labels(lab, policy="max"),
         "agreement": sef.agreement(lab),
         "optimize_fusion": sef.optimize_fusion(runs, qrels, "nDCG@5", "wsum", grid=0.5),
-        "compare": sef.compare(data),
+        "compare": sef.compare(per_query=data, baseline="r0"),
     }
 
 
@@ -94,10 +94,10 @@ def test_frames_agree_across_kinds():
 
 def test_named_tuples_unpack_and_frame_is_their_main_frame():
     pq = per_query()
-    dp = sef.discriminative_power(pq, n_resamples=200)
+    dp = sef.discriminative_power(per_query=pq, n_resamples=200)
     summary, asl = dp
     assert summary is dp.frame and asl is dp.asl
-    st = sef.stability(pq, sizes=[4], n_samples=20)
+    st = sef.stability(per_query=pq, sizes=[4], n_samples=20)
     summary, swaps = st
     assert summary is st.frame and swaps is st.swaps
     merged = sef.merge_labels(labels(), policy="max")
@@ -117,14 +117,14 @@ def test_fusion_search_frame_follows_runs_and_trials_stay_polars():
 # --------------------------------------------------------------------------- compare's input
 def test_compare_per_query_keyword_and_constructors_equal_the_positional_call():
     pq = per_query()
-    want = sef.compare(pq, "r0").to_polars()
+    want = sef.compare(per_query=pq, baseline="r0").to_polars()
     assert_frame_equal(sef.compare(per_query=pq, baseline="r0").to_polars(), want)
     assert_frame_equal(sef.Comparison.from_per_query(pq, "r0").to_polars(), want)
 
 
 def test_compare_runs_three_ways_equal():
     runs, qrels = runs_and_qrels()
-    want = sef.compare(runs, "bm25", qrels=qrels, measures=["P@5", "nDCG@5"]).to_polars()
+    want = sef.compare(runs, qrels, ["P@5", "nDCG@5"], baseline="bm25").to_polars()
     got = sef.compare(runs=runs, qrels=qrels, measures=["P@5", "nDCG@5"], baseline="bm25")
     assert_frame_equal(got.to_polars(), want)
     got = sef.Comparison.from_runs(runs, qrels, ["P@5", "nDCG@5"], "bm25")
@@ -137,13 +137,11 @@ def test_compare_runs_three_ways_equal():
 @pytest.mark.parametrize(("call", "match"), [
     (lambda pq, runs, q: sef.compare(per_query=pq, qrels=q, measures=["P@5"]),
      r"per_query= holds values already evaluated"),
-    (lambda pq, runs, q: sef.compare(pq, per_query=pq), r"per-query values given twice"),
-    (lambda pq, runs, q: sef.compare(runs=runs, per_query=pq), r"per-query values given twice"),
-    (lambda pq, runs, q: sef.compare(runs, runs=runs, qrels=q, measures=["P@5"]),
-     r"runs given twice"),
-    (lambda pq, runs, q: sef.compare(runs=runs), r"runs= needs qrels="),
-    (lambda pq, runs, q: sef.compare(), r"pass a per-query frame"),
-    (lambda pq, runs, q: sef.compare(runs, qrels=q), r"pass measures="),
+    (lambda pq, runs, q: sef.compare(pq, per_query=pq), r"per_query= holds values already"),
+    (lambda pq, runs, q: sef.compare(runs=runs, per_query=pq), r"per_query= holds values"),
+    (lambda pq, runs, q: sef.compare(runs=runs), r"pass runs and qrels"),
+    (lambda pq, runs, q: sef.compare(), r"pass runs and qrels"),
+    (lambda pq, runs, q: sef.compare(runs, qrels=q), r"pass the measures to evaluate"),
 ])
 def test_compare_refuses_contradictory_inputs(call, match):
     runs, qrels = runs_and_qrels()
@@ -153,9 +151,9 @@ def test_compare_refuses_contradictory_inputs(call, match):
 
 def test_compare_keeps_the_per_query_input_kind():
     pq = per_query()
-    assert isinstance(sef.compare(per_query=pq.to_pandas()).frame, pd.DataFrame)
+    assert isinstance(sef.compare(per_query=pq.to_pandas(), baseline="r0").frame, pd.DataFrame)
     runs, qrels = runs_and_qrels()
-    cmp = sef.compare(runs.to_pandas(), qrels=qrels, measures="P@5")
+    cmp = sef.compare(runs.to_pandas(), qrels, "P@5", baseline="bm25")
     assert isinstance(cmp.frame, pd.DataFrame)
 
 
@@ -163,10 +161,10 @@ def test_compare_keeps_the_per_query_input_kind():
 def test_errors_name_their_cause():
     one = per_query(runs=1)
     with pytest.raises(InsufficientDataError, match="at least two runs"):
-        sef.compare(one)
+        sef.compare(per_query=one)
     with pytest.raises(LabelConflictError, match="different labels"):
         sef.merge_labels(labels())
     with pytest.raises(InvalidOptionError, match="baseline='nope'"):
-        sef.compare(per_query(), "nope")
+        sef.compare(per_query=per_query(), baseline="nope")
     assert issubclass(InsufficientDataError, SearchEvalError)
     assert issubclass(LabelConflictError, ValueError)

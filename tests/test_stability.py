@@ -70,7 +70,7 @@ def test_kendall_tau_rows_with_ties_is_tau_b():
 # --------------------------------------------------------------------------- stability
 def test_full_size_gives_tau_one_and_columns():
     pq = frame(random_matrix(20, 4))
-    summary, swaps = sef.stability(pq, sizes=[5, 20], n_samples=50)
+    summary, swaps = sef.stability(per_query=pq, sizes=[5, 20], n_samples=50)
     assert summary.columns == ["measure", "size", "n_samples", "n_queries", "n_runs",
                                "tau_mean", "tau_median", "tau_q05", "tau_q25", "tau_q75",
                                "tau_q95", "tau_min", "swap_rate"]
@@ -90,7 +90,7 @@ def exhaustive_tau(x: np.ndarray, s: int) -> float:
 
 def test_mean_tau_agrees_with_exhaustive_enumeration():
     x = random_matrix(9, 4, seed=5)
-    summary, _ = sef.stability(frame(x), sizes=[2, 3, 5], n_samples=4000, seed=7)
+    summary, _ = sef.stability(per_query=frame(x), sizes=[2, 3, 5], n_samples=4000, seed=7)
     for row in summary.iter_rows(named=True):
         exact = exhaustive_tau(x, row["size"])
         assert abs(row["tau_mean"] - exact) <= 4 / math.sqrt(4000), (row["size"], exact)
@@ -102,7 +102,8 @@ def test_swap_rate_hand_built():
     # 4 of 6 choices have Δ_A = 0 (a tie, never a swap). Swap rate 1/3 overall.
     a = np.array([0.5, 0.5, 0.5, 0.5])
     x = np.column_stack([a, a + np.array([1.0, 1.0, -1.0, -1.0]) * 0.2])
-    summary, swaps = sef.stability(frame(x), sizes=[2], n_samples=3000, bins=[0, 0.1, 0.5])
+    summary, swaps = sef.stability(per_query=frame(x), sizes=[2], n_samples=3000,
+                                   bins=[0, 0.1, 0.5])
     rates = swaps.sort("bin")
     assert rates["delta_low"].to_list() == [0.0, 0.1]
     assert rates["delta_high"].to_list() == [0.1, math.inf]
@@ -125,26 +126,26 @@ def test_swap_rate_agrees_with_exhaustive_enumeration():
             swaps += int(np.sum(np.sign(ma[i] - ma[j]) * np.sign(mb[i] - mb[j]) < 0))
             comps += len(i)
     exact = swaps / comps
-    summary, _ = sef.stability(frame(x), sizes=[s], n_samples=5000, seed=3)
+    summary, _ = sef.stability(per_query=frame(x), sizes=[s], n_samples=5000, seed=3)
     assert abs(summary["swap_rate"][0] - exact) <= 4 * math.sqrt(exact * (1 - exact) / 5000)
 
 
 def test_default_sizes_seed_and_kinds():
     pq = frame(random_matrix(38, 4))
-    a, _ = sef.stability(pq, n_samples=100)
+    a, _ = sef.stability(per_query=pq, n_samples=100)
     sizes = a["size"].to_list()
     assert sizes == sorted(sizes) and sizes[-1] == 38 and len(sizes) == 10 and sizes[0] == 4
-    b, _ = sef.stability(pq, n_samples=100)
+    b, _ = sef.stability(per_query=pq, n_samples=100)
     assert a.equals(b)
-    c, _ = sef.stability(pq, n_samples=100, seed=1)
+    c, _ = sef.stability(per_query=pq, n_samples=100, seed=1)
     assert not a.equals(c)
-    summary, swaps = sef.stability(pq.to_pandas(), sizes=[5], n_samples=20)
+    summary, swaps = sef.stability(per_query=pq.to_pandas(), sizes=[5], n_samples=20)
     assert isinstance(summary, pd.DataFrame) and isinstance(swaps, pd.DataFrame)
 
 
 def test_tau_grows_with_size_on_real_like_data():
-    summary, _ = sef.stability(frame(random_matrix(60, 6, seed=4)), sizes=[5, 15, 30, 50],
-                               n_samples=500)
+    summary, _ = sef.stability(per_query=frame(random_matrix(60, 6, seed=4)),
+                               sizes=[5, 15, 30, 50], n_samples=500)
     taus = summary["tau_mean"].to_list()
     assert taus == sorted(taus)
     rates = summary["swap_rate"].to_list()
@@ -153,9 +154,11 @@ def test_tau_grows_with_size_on_real_like_data():
 
 def test_quantile_columns_and_comparison_input():
     pq = frame(random_matrix(20, 3))
-    summary, _ = sef.stability(pq, sizes=[6], n_samples=200, quantiles=[0.025, 0.5, 0.975])
+    summary, _ = sef.stability(per_query=pq, sizes=[6], n_samples=200,
+                               quantiles=[0.025, 0.5, 0.975])
     assert {"tau_q2.5", "tau_q50", "tau_q97.5"} <= set(summary.columns)
-    via_cmp, _ = sef.stability(sef.compare(pq), sizes=[6], n_samples=200,
+    cmp = sef.compare(per_query=pq, baseline="r0")
+    via_cmp, _ = sef.stability(per_query=cmp, sizes=[6], n_samples=200,
                                quantiles=[0.025, 0.5, 0.975])
     assert via_cmp.equals(summary)
 
@@ -166,21 +169,21 @@ def test_quantile_columns_and_comparison_input():
 ])
 def test_stability_options(option, value):
     with pytest.raises(InvalidOptionError, match=rf"stability\({option}="):
-        sef.stability(frame(random_matrix(10, 3)), **{option: value})
+        sef.stability(per_query=frame(random_matrix(10, 3)), **{option: value})
 
 
 def test_stability_bad_input():
     pq = frame(random_matrix(10, 3))
     with pytest.raises(SearchEvalError, match=r"11 is more than the 10 queries"):
-        sef.stability(pq, sizes=[5, 11])
+        sef.stability(per_query=pq, sizes=[5, 11])
     with pytest.raises(SearchEvalError, match="increasing"):
-        sef.stability(pq, bins=[0.1, 0.05])
+        sef.stability(per_query=pq, bins=[0.1, 0.05])
     with pytest.raises(SearchEvalError, match="at least two runs"):
-        sef.stability(frame(random_matrix(10, 1)))
+        sef.stability(per_query=frame(random_matrix(10, 1)))
     with pytest.raises(SearchEvalError, match="at least 2"):
-        sef.stability(frame(random_matrix(1, 3)))
+        sef.stability(per_query=frame(random_matrix(1, 3)))
     with pytest.raises(SearchEvalError, match="measure="):
-        sef.stability(pq, measure="AP")
+        sef.stability(per_query=pq, measure="AP")
 
 
 # --------------------------------------------------------------------------- figures
@@ -190,7 +193,7 @@ def three_runs():
 
 
 def test_power_curve_lines_markers_and_labels(three_runs):
-    ax = sef.power_curve(three_runs, baseline="r0", n_points=25)
+    ax = sef.power_curve(per_query=three_runs, baseline="r0", n_points=25)
     labels = [line.get_label() for line in ax.lines]
     assert labels == ["r1 vs r0", "r2 vs r0", "now: 30 queries"]
     assert ax.get_yscale() == "log"
@@ -198,7 +201,7 @@ def test_power_curve_lines_markers_and_labels(three_runs):
     assert ax.get_xlabel() == "Δ nDCG@10 to detect (absolute)"
     points = [c for c in ax.collections if isinstance(c, PathCollection)]
     assert len(points) == 2
-    pw = sef.power(three_runs, baseline="r0")
+    pw = sef.power(per_query=three_runs, baseline="r0")
     for p, det in zip(points, pw["detectable_delta"].to_list(), strict=True):
         assert p.get_offsets()[0].tolist() == pytest.approx([det, 30])
     # the curves are the n_needed of sef.power, falling with Δ
@@ -208,9 +211,9 @@ def test_power_curve_lines_markers_and_labels(three_runs):
 
 
 def test_power_curve_from_power_frame_and_given_ax(three_runs):
-    data = sef.power(three_runs, delta=[0.02, 0.05, 0.1])
+    data = sef.power(per_query=three_runs, delta=[0.02, 0.05, 0.1])
     _, ax0 = plt.subplots()
-    ax = sef.power_curve(data, ax=ax0, title="", legend=False)
+    ax = sef.power_curve(result=data, ax=ax0, title="", legend=False)
     assert ax is ax0 and ax.get_title() == "" and ax.get_legend() is None
     assert [line.get_label() for line in ax.lines][:3] == ["r1 vs r0", "r2 vs r0", "r2 vs r1"]
     assert len(ax.lines) == 4
@@ -220,19 +223,19 @@ def test_power_curve_from_power_frame_and_given_ax(three_runs):
 def test_power_curve_errors(three_runs):
     two = pl.concat([three_runs, three_runs.with_columns(measure=pl.lit("AP"))])
     with pytest.raises(SearchEvalError, match="pass measure="):
-        sef.power_curve(two)
+        sef.power_curve(per_query=two)
     with pytest.raises(InvalidOptionError, match=r"power_curve\(n_points="):
-        sef.power_curve(three_runs, n_points=1)
+        sef.power_curve(per_query=three_runs, n_points=1)
     with pytest.raises(InvalidOptionError, match=r"power_curve\(deltas="):
-        sef.power_curve(three_runs, deltas=[0.1, -0.1])
+        sef.power_curve(per_query=three_runs, deltas=[0.1, -0.1])
     with pytest.raises(SearchEvalError, match="Axes"):
-        sef.power_curve(three_runs, ax="left")
+        sef.power_curve(per_query=three_runs, ax="left")
 
 
 def test_stability_curve_lines_band_and_labels(three_runs):
     two = pl.concat([three_runs, three_runs.with_columns(measure=pl.lit("AP"),
                                                          value=pl.col("value") ** 2)])
-    ax = sef.stability_curve(two, sizes=[3, 10, 20, 30], n_samples=200)
+    ax = sef.stability_curve(per_query=two, sizes=[3, 10, 20, 30], n_samples=200)
     assert [line.get_label() for line in ax.lines] == ["nDCG@10", "AP", "τ = 0.9"]
     bands = [c for c in ax.collections if isinstance(c, PolyCollection)]
     assert len(bands) == 2
@@ -243,26 +246,26 @@ def test_stability_curve_lines_band_and_labels(three_runs):
 
 
 def test_stability_curve_from_result_and_options(three_runs):
-    res = sef.stability(three_runs, sizes=[5, 15], n_samples=100)
+    res = sef.stability(per_query=three_runs, sizes=[5, 15], n_samples=100)
     assert isinstance(res, Stability)
-    ax = sef.stability_curve(res, statistic="median", band=None, threshold=None)
+    ax = sef.stability_curve(result=res, statistic="median", band=None, threshold=None)
     assert [line.get_label() for line in ax.lines] == ["nDCG@10"]
     assert not [c for c in ax.collections if isinstance(c, PolyCollection)]
     assert ax.lines[0].get_ydata().tolist() == res.summary["tau_median"].to_list()
-    ax = sef.stability_curve(res.summary.to_pandas(), band=(0.25, 0.75))
+    ax = sef.stability_curve(result=res.summary.to_pandas(), band=(0.25, 0.75))
     assert len([c for c in ax.collections if isinstance(c, PolyCollection)]) == 1
     with pytest.raises(SearchEvalError, match="tau_q10"):
-        sef.stability_curve(res, band=(0.1, 0.9))
+        sef.stability_curve(result=res, band=(0.1, 0.9))
     with pytest.raises(InvalidOptionError, match=r"stability_curve\(statistic="):
-        sef.stability_curve(res, statistic="max")
+        sef.stability_curve(result=res, statistic="max")
     with pytest.raises(InvalidOptionError, match=r"stability_curve\(threshold="):
-        sef.stability_curve(res, threshold=2)
+        sef.stability_curve(result=res, threshold=2)
     with pytest.raises(InvalidOptionError, match=r"stability_curve\(band="):
-        sef.stability_curve(res, band=(0.1, 1.5))
+        sef.stability_curve(result=res, band=(0.1, 1.5))
     with pytest.raises(SearchEvalError, match="two quantiles"):
-        sef.stability_curve(res, band=0.5)
+        sef.stability_curve(result=res, band=0.5)
     with pytest.raises(SearchEvalError, match="not in the data"):
-        sef.stability_curve(res, measure="AP")
+        sef.stability_curve(result=res, measure="AP")
 
 
 # --------------------------------------------------------------------------- issue 26

@@ -36,7 +36,7 @@ def seed_compare(pq, **kw):
     """compare on seed_like() values: R@10 (all ties) and RR (no spread) cannot be tested,
     and compare says so."""
     with pytest.warns(SearchEvalWarning, match=r"cannot be tested: .*R@10 \(all ties.*RR \(no "):
-        return sef.compare(pq, **kw)
+        return sef.compare(per_query=pq, **kw)
 
 
 @pytest.fixture(scope="module")
@@ -99,14 +99,14 @@ def test_negative_and_nonsignificant_deltas_are_coloured_differently():
         pl.when(pl.col("run") == "c").then(pl.col("value") - 0.6).otherwise(pl.col("value"))
         .alias("value")
     )
-    html = sef.compare(worse, baseline="a_base").to_html()
+    html = sef.compare(per_query=worse, baseline="a_base").to_html()
     assert "color:#cf222e;font-weight:600" in html
     flip = pl.Series(np.tile([0.3, -0.3], 60))
     noisy = pq.with_columns(
         pl.when(pl.col("run") == "b").then(pl.col("value") - 0.15 + flip)
         .otherwise(pl.col("value")).alias("value")
     )
-    cmp = sef.compare(noisy, baseline="a_base")
+    cmp = sef.compare(per_query=noisy, baseline="a_base")
     html = cmp.to_html()
     # a change the test cannot tell from zero is not tinted: one coloured cell per
     # significant delta, the rest neutral
@@ -116,7 +116,7 @@ def test_negative_and_nonsignificant_deltas_are_coloured_differently():
 
 
 def test_all_pairs_superscripts_like_ranx():
-    cmp = sef.compare(three_runs(), pairs="all")
+    cmp = sef.compare(per_query=three_runs(), pairs="all")
     md = cmp.to_markdown(columns=["mean"], legend=False)
     rows = {line.split(" | ")[1]: line for line in md.splitlines()[2:]}
     assert "<sup>" not in rows["a_base"]
@@ -126,7 +126,7 @@ def test_all_pairs_superscripts_like_ranx():
 
 
 def test_latex_booktabs_superscripts_and_escaping():
-    cmp = sef.compare(three_runs(), pairs="all")
+    cmp = sef.compare(per_query=three_runs(), pairs="all")
     tex = cmp.to_latex(columns=["mean"], caption="Effectiveness.", label="tab:cmp")
     for token in [r"\begin{table}", r"\toprule", r"\midrule", r"\bottomrule",
                   r"\begin{tabular}{llr}", r"\label{tab:cmp}", r"\caption{Effectiveness. Bold"]:

@@ -69,7 +69,7 @@ def test_a_warning_points_at_the_callers_line_however_deep():
                        "measure": "P@1", "value": [0.0, 1.0, 1.0, 1.0, 0.0, 0.5, 0.5, 0.0]})
     queries = pl.DataFrame({"query_id": ["q1", "q2", "q3", "q4"], "part": ["x", "x", "y", "y"]})
     with pytest.warns(SearchEvalWarning) as record:
-        sef.compare(pq, baseline="a", queries=queries, by="part", min_queries=1)
+        sef.compare(per_query=pq, baseline="a", queries=queries, by="part", min_queries=1)
     untestable = [w for w in record if "cannot be tested" in str(w.message)]
     assert untestable and all(Path(w.filename) == Path(__file__) for w in untestable), [
         (w.filename, w.lineno) for w in record]

@@ -27,7 +27,8 @@ labels_without_results    warning   labelled queries a run lacks (score 0, ``-c`
 query_set_mismatch        warning   ``queries=`` and the qrels hold other queries
 no_relevant               warning   queries with no relevant document (every measure 0)
 self_retrieval            warning   a document id equal to its query id
-relevance_level_low       warning   graded labels, level below the scale's middle
+relevance_level_low       warning   graded labels, the default level below the scale's
+                                    middle (``info`` when ``relevance_level=`` is passed)
 label_gap                 warning   a label value far from the others (``0, 1, 4``)
 constant_scores           warning   every document of a query has the same score
 ties_at_cutoff            warning   the documents at rank k and k+1 tie (``@k``)
@@ -304,7 +305,7 @@ def _labels(q: pl.DataFrame, level: int, default: bool, scale: tuple[int, int] |
              f"no label reaches {lvl} (the largest is {hi}): every relevance measure is 0.",
              f"use relevance_level<={hi}")
     elif hi is not None and hi >= 2 and level < hi / 2:
-        _add(out, "relevance_level_low", "warning",
+        _add(out, "relevance_level_low", "warning" if default else "info",
              q.filter((rel >= level) & (rel < (hi + 1) // 2)).height,  # (labels it adds)
              f"the labels are graded 0..{hi} and {lvl} counts everything from {level} up as "
              f"relevant, below the scale's middle ({hi / 2:g}).",

@@ -27,31 +27,25 @@ from __future__ import annotations
 from collections.abc import Mapping, Sequence
 from typing import Any, Literal
 
-import numpy as np
 import polars as pl
 
+from .._deprecation import old_spelling
 from ..core.evaluate import check_evaluate_options
 from ..errors import IdMismatchError
 from ..frames import Kind, to_native
 from ..options import check_choice, check_float, check_int
 from . import inference as _inf
-from . import leaderboard_stats as _ls
 from . import pairs as _pairs
 from . import stats as _st
+from .calling import compare_is_old, compare_translate, old_compare
+from .compare_rows import SCHEMA, comparison_rows
 from .holes import with_unjudged as _holes
 from .tables import Table
 
 __all__ = ["FRAME_COLUMNS", "Comparison", "compare"]
 
-_F, _I, _S = pl.Float64, pl.Int64, pl.String
-_SCHEMA: dict[str, Any] = {
-    "run": _S, "baseline": _S, "measure": _S, "n_queries": _I, "mean": _F, "baseline_mean": _F,
-    "delta": _F, "delta_pct": _F, "ci_low": _F, "ci_high": _F, "p_value": _F, "p_adjusted": _F,
-    "significant": pl.Boolean, "wins": _I, "ties": _I, "losses": _I, "effect_size": _F,
-    "reason": _S,
-}
 #: Columns of :attr:`Comparison.frame`, in order.
-FRAME_COLUMNS: tuple[str, ...] = tuple(_SCHEMA)
+FRAME_COLUMNS: tuple[str, ...] = tuple(SCHEMA)
 
 # --------------------------------------------------------------------------- result
 class Comparison:
@@ -81,7 +75,7 @@ class Comparison:
     >>> import polars as pl, searcheval_frames as sef
     >>> pq = pl.DataFrame({"run": ["a"] * 3 + ["b"] * 3, "query_id": ["1", "2", "3"] * 2,
     ...                    "measure": "P@5", "value": [0.4, 0.6, 0.6, 0.6, 0.8, 1.0]})
-    >>> cmp = sef.compare(pq, baseline="a")
+    >>> cmp = sef.compare(per_query=pq, baseline="a")
     >>> cmp.to_polars().select("run", "delta", "wins", "losses").row(0)
     ('b', 0.2666666666666666, 3, 0)
     """
@@ -259,14 +253,14 @@ class Comparison:
 
 
 # --------------------------------------------------------------------------- compare
+@old_spelling("compare", old_compare, compare_is_old, compare_translate)
 def compare(
-    data: Any = None,
-    baseline: str | Sequence[str] | None = None,
-    *,
     runs: Any = None,
     qrels: Any = None,
-    per_query: Any = None,
     measures: str | Sequence[str] | None = None,
+    *,
+    baseline: str | Sequence[str] | None = None,
+    per_query: Any = None,
     pairs: Literal["baseline", "all"] = "baseline",
     test: str = "t",
     alternative: Literal["two-sided", "greater", "less"] = "two-sided",
@@ -281,37 +275,33 @@ def compare(
     tie_tolerance: float = 1e-9,
     columns: Mapping[str, str] | None = None,
     test_options: Mapping[str, Any] | None = None,
-    queries: Any = None, by: Any = None, min_queries: int = 20,
+    queries: Any = None, by: Any = None, min_queries: int = 20, power: float = 0.8,
     unjudged: Literal["nonrelevant", "relevant", "judge"] | None = None,
     **evaluate_options: Any,
 ) -> Comparison:
     """Compare runs against baseline(s) query by query, with significance tests.
 
-    Two ways in, one per kind of input:
+    Two ways in, one per kind of input (the package's one calling convention):
 
-    * runs: ``compare(runs, qrels=qrels, measures=[...], baseline=...)`` evaluates the
-      runs first (also ``compare(runs=runs, qrels=..., ...)``,
-      :meth:`Comparison.from_runs`);
-    * precomputed per-query values: ``compare(per_query=pq, baseline=...)``
-      (:meth:`Comparison.from_per_query`). ``compare(pq)`` without ``qrels=`` means
-      the same (the first argument holds runs only when ``qrels=`` is given).
+    * runs: ``compare(runs, qrels, ["nDCG@10"], baseline="bm25")`` evaluates the runs
+      first (:meth:`Comparison.from_runs`);
+    * precomputed per-query values: ``compare(per_query=pq, baseline="bm25")``
+      (:meth:`Comparison.from_per_query`).
 
     Parameters
     ----------
-    data
-        The runs when ``qrels=`` is given; else the per-query values (as ``per_query=``).
+    runs, qrels, measures
+        Evaluate ``runs`` against ``qrels`` on ``measures`` with
+        :func:`~searcheval_frames.core.evaluate.evaluate` (``per_query=True``). With
+        ``per_query=``, ``measures`` selects measures (default: all of them).
     baseline
-        Run name, or a list of names, to compare the other runs against. Default:
-        the first run in the frame. With several baselines every run is compared
-        to each of them (each unordered pair once).
+        Run name, or a list of names, to compare the other runs against. Default: the
+        first run in the frame, with a warning naming it. With several baselines every
+        run is compared to each of them (each unordered pair once).
     per_query
         Long per-query frame ``run, query_id, measure, value`` (pandas, polars,
         arrow; e.g. ``evaluate(..., per_query=True)``), or a dict
-        ``{run_name: per_query_frame}``; not with ``qrels=``.
-    runs, qrels, measures
-        Evaluate ``runs`` against ``qrels`` on ``measures`` with
-        :func:`~searcheval_frames.core.evaluate.evaluate` (``per_query=True``). With a
-        per-query frame, ``measures`` selects measures (default: all of them).
+        ``{run_name: per_query_frame}``; not with runs and qrels.
     pairs
         ``"baseline"`` (each run vs each baseline) or ``"all"`` (all pairs of
         runs; ``baseline`` then only orders the table and is the delta reference).
@@ -347,8 +337,10 @@ def compare(
         Map ``run``, ``query_id``, ``measure``, ``value`` to your column names.
     test_options
         Extra keyword arguments for the scipy test (e.g. ``{"zero_method": "pratt"}``).
-    queries, by, min_queries
-        Slices: compare within each slice (:mod:`searcheval_frames.analysis.slices`).
+    queries, by, min_queries, power
+        Slices: compare within each slice (:mod:`searcheval_frames.analysis.slices`);
+        slices with fewer than ``min_queries`` are flagged, with the minimum detectable Δ
+        at ``power``.
     unjudged
         How unjudged documents count, see :mod:`~searcheval_frames.analysis.holes`.
     **evaluate_options
@@ -368,7 +360,7 @@ def compare(
     ...     "query_id": ["q1", "q2", "q3", "q4"] * 2,
     ...     "measure": "P@5",
     ...     "value": [0.6, 0.4, 0.8, 0.8, 0.8, 0.6, 0.8, 1.0]})
-    >>> cmp = sef.compare(pq, baseline="before")
+    >>> cmp = sef.compare(per_query=pq, baseline="before")
     >>> print(cmp.to_markdown(layout="before_after", columns=["before", "after", "delta"]))
     ... # doctest: +NORMALIZE_WHITESPACE
     | Measure | Before (before) | After (after) | Δ abs (rel) |
@@ -385,14 +377,14 @@ def compare(
         missing=missing, pairs=pairs, family=family, alpha=alpha, ci=ci,
         n_resamples=n_resamples, tie_tolerance=tie_tolerance, seed=seed,
         test_options=test_options, evaluate_options=evaluate_options)
-    inp = _pairs.resolve_input(data, runs=runs, per_query=per_query, qrels=qrels)
+    inp = _pairs.resolve_input(runs, qrels, per_query)
     if unjudged is not None:  # per-query values with holes counted one way
         inp = _holes(inp, measures, unjudged, evaluate_options)
     pq, measure_list, kind = _pairs.load_input(inp, measures=measures, columns=columns,
                                                missing=missing,
                                                evaluate_options=evaluate_options)
     all_runs = pq.get_column("run").unique(maintain_order=True).to_list()
-    baselines = _pairs.choose_baselines(all_runs, baseline)
+    baselines = _pairs.choose_baselines(all_runs, baseline, warn=pairs == "baseline")
     pair_list, order = _pairs.run_pairs(all_runs, baselines, pairs)
 
     paired = _pairs.pair_queries(pq, order, missing)
@@ -401,7 +393,7 @@ def compare(
             "compare: no query is shared by all compared runs (missing='skip'); nothing "
             "to compare. Use missing='zero' or check the query ids."
         )
-    frame, items, tukey_rows, means = _rows(paired, measure_list, order, pair_list, seed=seed,
+    frame, items, tukey_rows, means = comparison_rows(paired, measure_list, order, pair_list, seed=seed,
                                             tukey=correction == "tukey", alpha=alpha, ci=ci,
                                             tie_tolerance=tie_tolerance)
     frame = _inf.fill_frame(frame, items, family=family, test=test, alternative=alternative,
@@ -442,49 +434,3 @@ def _check_options(*, test: str, correction: str | None, ci_method: str, alterna
     if seed is not None:
         _st.pair_rng(seed)  # validates
     return test, corr, ci_method
-
-
-def _rows(paired: pl.DataFrame, measure_list: list[str], order: list[str],
-          pair_list: list[tuple[str, str]], *, seed: int | None, tukey: bool, alpha: float,
-          ci: float, tie_tolerance: float) -> tuple[pl.DataFrame, list[Any], list[Any], pl.DataFrame]:
-    """Per (run, baseline, measure): the row before the tests (means, deltas, wins), the
-    paired differences with their random streams, Tukey's rows; and the run means."""
-    rows: list[dict[str, Any]] = []
-    items: list[tuple[np.ndarray, np.random.Generator, np.random.Generator]] = []
-    tukey_rows: list[tuple[float, float, bool]] = []
-    mean_rows: list[dict[str, Any]] = []
-    nan = float("nan")
-    for measure in measure_list:
-        sub = paired.filter(pl.col("measure") == measure)
-        if sub.height == 0:
-            continue
-        wide = sub.pivot(on="run", index="query_id", values="value").sort("query_id")
-        mat = {r: wide.get_column(r).to_numpy().astype(np.float64) for r in order}
-        n = wide.height
-        mean_rows += [{"run": r, "measure": measure, "n_queries": n, "mean": float(mat[r].mean())}
-                      for r in order]
-        for run, base in pair_list:
-            x, y = mat[run], mat[base]
-            rng_test, rng_ci = _st.pair_rng(seed, run, base, measure).spawn(2)
-            mx, my = float(x.mean()), float(y.mean())
-            items.append((x - y, rng_test, rng_ci))
-            if tukey:  # all runs are one family (sef.leaderboard's code)
-                tukey_rows += _ls.tukey_for_pairs(np.column_stack([mat[r] for r in order]),
-                                                  order, [(run, base)], alpha=alpha, ci=ci)
-            w, t, lo_count = _st.wins_ties_losses(x, y, tie_tolerance)
-            rows.append({
-                "run": run, "baseline": base, "measure": measure, "n_queries": n, "mean": mx,
-                "baseline_mean": my, "delta": mx - my,
-                "delta_pct": (mx - my) / my * 100.0 if my != 0 else nan,
-                "ci_low": nan, "ci_high": nan, "p_value": nan, "p_adjusted": nan,
-                "significant": False, "wins": w, "ties": t, "losses": lo_count,
-                "effect_size": _st.effect_size(x, y), "reason": None,
-            })
-    frame = pl.DataFrame(rows, schema=_SCHEMA, orient="row") if rows else pl.DataFrame(
-        schema=_SCHEMA)
-    means = pl.DataFrame(
-        mean_rows,
-        schema={"run": pl.String, "measure": pl.String, "n_queries": pl.Int64, "mean": pl.Float64},
-        orient="row",
-    )
-    return frame, items, tukey_rows, means

@@ -99,7 +99,8 @@ def with_unjudged(inp: CompareInput, measures: Any, unjudged: str,
     """
     check_choice("compare", "unjudged", unjudged, UNJUDGED, example="unjudged='judge'")
     if inp.kind != "runs" or measures is None:
-        raise InvalidOptionError("compare(unjudged=...): pass the runs, qrels= and measures=")
+        raise InvalidOptionError("compare(unjudged=...): pass runs, qrels and measures, e.g. "
+                                 "compare(runs, qrels, ['nDCG@10'], unjudged='judge')")
     out = unjudged_per_query(inp.data, inp.qrels, measures, unjudged, dict(evaluate_options))
     if isinstance(evaluate_options, dict):
         evaluate_options.clear()

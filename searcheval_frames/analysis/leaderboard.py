@@ -27,8 +27,10 @@ from typing import Any
 
 import numpy as np
 
-from ..errors import InvalidOptionError, SearchEvalWarning, user_stacklevel
+from .._deprecation import old_spelling, outside_stacklevel
+from ..errors import InvalidOptionError, SearchEvalWarning
 from ..options import check_choice, check_float, check_int, check_optional_int
+from .calling import leaderboard_is_old, leaderboard_translate, old_leaderboard
 from .inference import MIN_QUERIES
 from .leaderboard_build import build, score_matrix, untestable
 from .leaderboard_result import TESTS, Leaderboard
@@ -36,12 +38,13 @@ from .leaderboard_result import TESTS, Leaderboard
 __all__ = ["TESTS", "Leaderboard", "leaderboard", "untestable"]
 
 
+@old_spelling("leaderboard", old_leaderboard, leaderboard_is_old, leaderboard_translate)
 def leaderboard(
-    per_query: Any = None,
-    qrels: Any = None,
-    *,
-    measure: str,
     runs: Any = None,
+    qrels: Any = None,
+    measure: str | None = None,
+    *,
+    per_query: Any = None,
     test: str = "randomized_tukey_hsd",
     alpha: float = 0.05,
     n_resamples: int = 10_000,
@@ -61,14 +64,15 @@ def leaderboard(
 
     Parameters
     ----------
-    per_query
-        Long per-query frame ``run, query_id, measure, value`` (or ``{run: frame}``);
-        with ``qrels``, the runs to evaluate (``relevance_level=2`` etc. go to
-        :func:`~searcheval_frames.evaluate`).
-    qrels, runs
-        Evaluate runs against qrels first (``runs=`` may hold the runs instead).
+    runs, qrels
+        The runs, evaluated against the qrels on ``measure`` first
+        (``relevance_level=2`` etc. go to :func:`~searcheval_frames.evaluate`):
+        ``sef.leaderboard(runs, qrels, "nDCG@10")``.
     measure
         The one measure to rank by, e.g. ``"nDCG@10"``.
+    per_query
+        Instead of runs and qrels: the long per-query frame ``run, query_id, measure,
+        value`` (or ``{run: frame}``), e.g. ``evaluate(..., per_query=True)``.
     test
         ``"randomized_tukey_hsd"`` (default), ``"tukey_hsd"`` or ``"holm"``.
     alpha, ci
@@ -112,7 +116,7 @@ def leaderboard(
     >>> pq = pl.DataFrame({"run": ["a"] * 6 + ["b"] * 6 + ["c"] * 6,
     ...     "query_id": [str(i) for i in range(6)] * 3, "measure": "P@5",
     ...     "value": [.2, .4, .2, .6, .4, .2, .6, .8, .6, .8, .8, .4, .6, .6, .8, .8, .8, .6]})
-    >>> lb = sef.leaderboard(pq, measure="P@5", test="tukey_hsd", seed=0)
+    >>> lb = sef.leaderboard(per_query=pq, measure="P@5", test="tukey_hsd", seed=0)
     >>> lb.to_polars().select("run", pl.col("mean").round(3), "rank", "group").rows()
     [('c', 0.7, 1, 'a'), ('b', 0.667, 2, 'a'), ('a', 0.333, 3, 'b')]
     """
@@ -139,7 +143,7 @@ def leaderboard(
         warnings.warn(f"leaderboard: the runs cannot be tested on {measure} ({reason}, "
                       f"{X.shape[0]} queries); p-values and intervals are NaN. A leaderboard "
                       f"needs at least {MIN_QUERIES} queries with some spread.", SearchEvalWarning,
-                      stacklevel=user_stacklevel())
+                      stacklevel=outside_stacklevel())
     return build(X, names, measure=measure, test=test, alpha=float(alpha), ci=float(ci),
                  n_resamples=int(n_resamples), rng=rng, reason=reason, kind=kind,
                  progress=progress)

@@ -29,7 +29,8 @@ def score_matrix(per_query: Any, runs: Any, qrels: Any, measure: str, missing: s
     """The queries x runs matrix of ``measure`` (queries paired as ``compare`` pairs
     them), the run names and the caller's frame kind."""
     pq, measures, kind = _pairs.load(per_query, runs=runs, qrels=qrels, measures=[measure],
-                                     columns=columns, missing=missing, evaluate_options=ev)
+                                     columns=columns, missing=missing, evaluate_options=ev,
+                                     func="leaderboard")
     if len(measures) != 1:
         raise InvalidOptionError(f"leaderboard(measure={measure!r}): pick one measure; the "
                               f"frame has {measures}")

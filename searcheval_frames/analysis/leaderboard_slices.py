@@ -46,6 +46,7 @@ from typing import Any
 import numpy as np
 import polars as pl
 
+from .._deprecation import outside_stacklevel
 from ..core.slicing import attach_slices, slice_keys
 from ..errors import EmptyInputError, SearchEvalWarning
 from ..frames import Kind, to_native
@@ -178,7 +179,8 @@ def by_slice(args: dict[str, Any]) -> SlicedLeaderboard:
     pq, _, kind = _pairs.load(args["per_query"], runs=args["runs"], qrels=args["qrels"],
                               measures=[measure], columns=args["columns"],
                               missing=args["missing"],
-                              evaluate_options=dict(args["evaluate_options"]))
+                              evaluate_options=dict(args["evaluate_options"]),
+                              func="leaderboard")
     sliced = attach_slices(pq, keys, "leaderboard")
     values = [tuple(r) for r in sliced.select(names).unique().sort(
         names, nulls_last=True).iter_rows()]
@@ -240,4 +242,4 @@ def _warn(lb: SlicedLeaderboard, mats: list[tuple]) -> None:
         parts.append("cannot be tested (p-values and intervals NaN): " + "; ".join(untested[:6]))
     if parts:
         warnings.warn(f"leaderboard(by=...) on {lb.measure}: " + ". ".join(parts) + ".",
-                      SearchEvalWarning, stacklevel=4)
+                      SearchEvalWarning, stacklevel=outside_stacklevel())

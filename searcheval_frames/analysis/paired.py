@@ -17,13 +17,13 @@ from typing import Any, NamedTuple
 import numpy as np
 import polars as pl
 
+from .._deprecation import outside_stacklevel
 from ..errors import (
     EmptyInputError,
     InsufficientDataError,
     InvalidOptionError,
     SearchEvalError,
     UnknownMeasureError,
-    user_stacklevel,
 )
 from ..frames import Kind, input_kind
 from ..optional import require
@@ -98,7 +98,7 @@ def load_paired(
     if not isinstance(data, Comparison):  # a Comparison warned when it was made
         for w in caught:
             warnings.warn(str(w.message).replace("compare:", f"{func}:", 1), w.category,
-                          stacklevel=user_stacklevel())
+                          stacklevel=outside_stacklevel())
     matrices: dict[str, np.ndarray] = {}
     for m in chosen:
         wide = (

@@ -21,6 +21,7 @@ from typing import Any, Literal
 
 import polars as pl
 
+from .._deprecation import outside_stacklevel
 from ..errors import (
     DuplicateRowsError,
     EmptyInputError,
@@ -32,7 +33,6 @@ from ..errors import (
     SearchEvalWarning,
     UnknownMeasureError,
     format_rows,
-    user_stacklevel,
 )
 from ..frames import ALIASES, Kind, input_kind
 
@@ -223,14 +223,14 @@ def pair_queries(
             f"{shown}); they score 0 (missing='zero', like trec_eval -c). Pass "
             "missing='skip' to drop those queries from all runs instead.",
             SearchEvalWarning,
-            stacklevel=user_stacklevel(),
+            stacklevel=outside_stacklevel(),
         )
         return full.with_columns(pl.col("value").fill_null(0.0))
     warnings.warn(
         f"compare: dropping {len(queries)} query(ies) missing in some runs from all runs "
         f"(missing='skip'): {shown}. Pass missing='zero' to score them 0 instead.",
         SearchEvalWarning,
-        stacklevel=user_stacklevel(),
+        stacklevel=outside_stacklevel(),
     )
     drop = gaps.select("measure", "query_id").unique()
     return full.join(drop, on=["measure", "query_id"], how="anti")
@@ -246,41 +246,24 @@ class CompareInput:
     qrels: Any = None
 
 
-def resolve_input(data: Any, *, runs: Any, per_query: Any, qrels: Any) -> CompareInput:
-    """The one place that decides what ``compare``'s inputs are.
-
-    * ``per_query=`` (keyword): precomputed per-query values; nothing else may hold data;
-    * ``runs=`` or the first argument, with ``qrels=``: runs, evaluated first;
-    * the first argument without ``qrels=``: per-query values (the historical meaning).
-    """
+def resolve_input(runs: Any, qrels: Any, per_query: Any, func: str = "compare"
+                  ) -> CompareInput:
+    """The one place that decides what ``func``'s inputs are (the calling convention of
+    issue #31): ``per_query=`` (precomputed values; nothing else may hold data), or runs
+    and qrels, evaluated first."""
+    example = f"{func}(runs, qrels, ['nDCG@10'], baseline='bm25')"
     if per_query is not None:
-        if data is not None or runs is not None:
+        if runs is not None or qrels is not None:
             raise InvalidOptionError(
-                "compare: per-query values given twice (per_query= and the first argument "
-                "or runs=); pass them once, e.g. compare(per_query=pq, baseline='bm25')")
-        if qrels is not None:
-            raise InvalidOptionError(
-                "compare: per_query= holds values already evaluated, so qrels= has no use; "
-                "pass runs with qrels= and measures= instead, e.g. "
-                "compare(runs, qrels=qrels, measures=['nDCG@10'])")
+                f"{func}: per_query= holds values already evaluated, so runs and qrels have "
+                f"no use; pass one or the other, e.g. {func}(per_query=pq, baseline='bm25') "
+                f"or {example}")
         return CompareInput("per_query", per_query)
-    if qrels is not None:
-        if runs is not None and data is not None:
-            raise InvalidOptionError(
-                "compare: runs given twice (the first argument and runs=); pass them once, "
-                "e.g. compare(runs, qrels=qrels, measures=['nDCG@10'])")
-        source = runs if runs is not None else data
-        if source is None:
-            raise InvalidOptionError("compare: qrels= given but no runs; pass the runs first")
-        return CompareInput("runs", source, qrels)
-    if runs is not None:
-        raise InvalidOptionError("compare: runs= needs qrels= (and measures=) to evaluate them")
-    if data is None:
+    if runs is None or qrels is None:
         raise InvalidOptionError(
-            "compare: pass a per-query frame (evaluate(..., per_query=True)) or runs "
-            "with qrels= and measures="
-        )
-    return CompareInput("per_query", data)
+            f"{func}: pass runs and qrels (and the measures) to evaluate, e.g. {example}, or "
+            f"per-query values as {func}(per_query=pq, baseline='bm25')")
+    return CompareInput("runs", runs, qrels)
 
 
 def load(
@@ -292,19 +275,12 @@ def load(
     columns: Mapping[str, str] | None,
     missing: str,
     evaluate_options: Mapping[str, Any],
+    func: str = "compare",
 ) -> tuple[pl.DataFrame, list[str], Kind]:
-    """:func:`load_input` of compare's historical pair of inputs: with ``qrels``, the
-    runs (``runs``, else ``per_query``) are evaluated; else ``per_query`` is the long
-    per-query frame (the leaderboard reads its input so)."""
-    if qrels is not None:
-        source = runs if runs is not None else per_query
-        if source is None:
-            raise InvalidOptionError("compare: qrels= given but no runs; pass the runs first")
-        inp = CompareInput("runs", source, qrels)
-    else:
-        inp = resolve_input(per_query, runs=runs, per_query=None, qrels=None)
-    return load_input(inp, measures=measures, columns=columns, missing=missing,
-                      evaluate_options=evaluate_options)
+    """:func:`load_input` of :func:`resolve_input`'s inputs."""
+    return load_input(resolve_input(runs, qrels, per_query, func), measures=measures,
+                      columns=columns, missing=missing, evaluate_options=evaluate_options,
+                      func=func)
 
 
 def load_input(
@@ -314,6 +290,7 @@ def load_input(
     columns: Mapping[str, str] | None,
     missing: str,
     evaluate_options: Mapping[str, Any],
+    func: str = "compare",
 ) -> tuple[pl.DataFrame, list[str], Kind]:
     """The per-query frame to compare, its measures and the caller's frame kind.
 
@@ -324,8 +301,8 @@ def load_input(
     if inp.kind == "runs":
         if measures is None:
             raise InvalidOptionError(
-                "compare: with runs and qrels, pass measures=, e.g. measures=['P@5', 'nDCG@10']"
-            )
+                f"{func}: with runs and qrels, pass the measures to evaluate, e.g. "
+                f"{func}(runs, qrels, ['P@5', 'nDCG@10'])")
         from ..core.evaluate import evaluate
 
         ev = evaluate(
@@ -340,16 +317,25 @@ def load_input(
         return (*select_measures(per_query_input(ev, None), None), kind)
     if evaluate_options:
         raise InvalidOptionError(
-            f"compare: unexpected argument(s) {sorted(evaluate_options)}; evaluation "
-            "options apply only with runs and qrels="
-        )
+            f"{func}: unexpected argument(s) {sorted(evaluate_options)}; evaluation "
+            "options apply only to runs and qrels")
     return (*select_measures(per_query_input(inp.data, columns), measures), kind)
 
 
-def choose_baselines(all_runs: list[str], baseline: str | Sequence[str] | None) -> list[str]:
-    """The baseline run(s): ``baseline`` (a name or names) or the first run."""
+def choose_baselines(all_runs: list[str], baseline: str | Sequence[str] | None, *,
+                     warn: bool = True, func: str = "compare") -> list[str]:
+    """The baseline run(s): ``baseline`` (a name or names) or, with a warning naming it
+    when there is a choice (``warn``), the first run."""
     if baseline is None:
         baselines = [all_runs[0]]
+        if warn and len(all_runs) > 1:
+            others = ", ".join(repr(r) for r in all_runs[1:4])
+            warnings.warn(
+                f"{func}: no baseline= given; using {all_runs[0]!r}, the first run in the "
+                f"input's order (the others: {others}{' ...' if len(all_runs) > 4 else ''})."
+                f" Pass baseline={all_runs[0]!r} to keep it, or the name of the run the "
+                "others should be compared with.", SearchEvalWarning,
+                stacklevel=outside_stacklevel())
     elif isinstance(baseline, str):
         baselines = [baseline]
     else:

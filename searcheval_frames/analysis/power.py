@@ -45,10 +45,12 @@ from typing import Any, Literal
 import numpy as np
 import polars as pl
 
+from .._deprecation import old_spelling, outside_stacklevel
 from ..errors import InvalidOptionError, SearchEvalWarning
 from ..frames import to_native
 from ..options import check_choice, check_float, check_int, check_optional_int
 from . import stats as _st
+from .calling import per_query_first, per_query_of, renamed
 from .noncentral import detectable, n_needed, t_power, upper_tail
 from .paired import load_paired, pooled_sd, row_pvalues, run_pairs
 
@@ -219,17 +221,25 @@ def _pair_sd(d: np.ndarray, sd_mode: str | float, pooled: float | None, pair: st
         warnings.warn(
             f"power: {pair}: the per-query differences have no "
             "spread (sd = 0), so power is undefined; the row holds NaN.",
-            SearchEvalWarning, stacklevel=4)
+            SearchEvalWarning, stacklevel=outside_stacklevel())
         s = float("nan")
     return s
 
 
+def _old_power(per_query: Any, baseline: Any = None, measure: Any = None, delta: Any = None
+               ) -> None:
+    """``power``'s signature before issue #31 (per-query values first)."""
+
+
+@old_spelling("power", _old_power, per_query_first(), renamed({}))
 def power(
-    per_query: Any,
-    baseline: str | Sequence[str] | None = None,
+    runs: Any = None,
+    qrels: Any = None,
     measure: str | Sequence[str] | None = None,
-    delta: float | Sequence[float] | None = None,
     *,
+    per_query: Any = None,
+    baseline: str | Sequence[str] | None = None,
+    delta: float | Sequence[float] | None = None,
     alpha: float = 0.05,
     power: float = 0.8,
     test: str = "t",
@@ -242,20 +252,22 @@ def power(
     seed: int | None = 0,
     missing: Literal["zero", "skip", "error"] = "zero",
     columns: Mapping[str, str] | None = None,
+    **evaluate_options: Any,
 ) -> Any:
     """Power of paired tests, smallest detectable Δ and queries needed, per run pair.
 
     Parameters
     ----------
+    runs, qrels, measure
+        The runs, evaluated against the qrels on ``measure`` (name or names) first; with
+        ``per_query=``, ``measure`` selects measures (default all in the frame).
     per_query
-        Long per-query frame ``run, query_id, measure, value``
-        (``evaluate(..., per_query=True)``; pandas, polars, arrow) or a
+        Instead of runs and qrels: the long per-query frame ``run, query_id, measure,
+        value`` (``evaluate(..., per_query=True)``; pandas, polars, arrow) or a
         :class:`~searcheval_frames.Comparison` (its pairs and paired queries are used).
     baseline
         Run name(s): each other run is paired with it. ``None``: all pairs of runs
         (the later run in the frame minus the earlier).
-    measure
-        Measure name(s); default all in the frame.
     delta
         Difference(s) ``Δ`` (absolute, in the measure's units) for ``achieved_power`` and
         ``n_needed``; default the observed mean difference of each pair. A list gives one
@@ -281,6 +293,9 @@ def power(
         inside the simulation; seed (each pair draws its own reproducible stream).
     missing, columns
         Queries lacking in some runs (as :func:`~searcheval_frames.compare`); column names.
+    **evaluate_options
+        With runs and qrels: options of :func:`~searcheval_frames.evaluate`
+        (``relevance_level=2`` ...).
 
     Returns
     -------
@@ -297,7 +312,7 @@ def power(
     >>> import polars as pl, searcheval_frames as sef
     >>> pq = pl.DataFrame({"run": ["a"] * 4 + ["b"] * 4, "query_id": ["1", "2", "3", "4"] * 2,
     ...                    "measure": "P@5", "value": [.2, .4, .4, .6, .4, .4, .8, .8]})
-    >>> row = sef.power(pq, baseline="a", delta=0.1).row(0, named=True)
+    >>> row = sef.power(per_query=pq, baseline="a", delta=0.1).row(0, named=True)
     >>> round(row["observed_delta"], 4), round(row["sd"], 4), row["n_needed"]
     (0.2, 0.1633, 23)
     """
@@ -306,7 +321,9 @@ def power(
      seed) = _check_options(fn, alpha=alpha, power=power, test=test, alternative=alternative,
                             method=method, sd=sd, delta=delta, n_queries=n_queries,
                             n_sim=n_sim, n_resamples=n_resamples, seed=seed)
-    data = load_paired(fn, per_query, measure, missing, columns)
+    values, columns = per_query_of(fn, runs, qrels, measure, per_query, missing=missing,
+                                   columns=columns, evaluate_options=evaluate_options)
+    data = load_paired(fn, values, measure, missing, columns)
 
     rows: list[dict[str, Any]] = []
     flat: list[tuple[_Sim | None, dict[str, Any]]] = []

@@ -98,11 +98,11 @@ def diff_frame(
 def query_diff(
     runs: Any = None,
     qrels: Any = None,
+    measure: str | None = None,
     *,
+    per_query: Any = None,
     baseline: str | None = None,
     run: str | None = None,
-    measure: str | None = None,
-    per_query: Any = None,
     queries: Any = None,
     missing: Literal["zero", "skip", "error"] = "zero",
     tie_tolerance: float = 1e-9,

@@ -34,13 +34,14 @@ from typing import Any
 import numpy as np
 import polars as pl
 
+from .._deprecation import outside_stacklevel
 from ..core.slicing import attach_slices, slice_keys
 from ..errors import EmptyInputError, SearchEvalWarning
 from ..frames import Kind, to_native
 from ..options import check_float, check_int
 from . import stats as _st
 from .noncentral import detectable
-from .pairs import load_input, resolve_input
+from .pairs import choose_baselines, load_input, resolve_input
 
 __all__ = ["SliceComparison", "by_slice"]
 
@@ -146,19 +147,19 @@ def by_slice(compare: Callable[..., Any], args: dict[str, Any]) -> SliceComparis
     >>> pq = pl.DataFrame({"run": ["a"] * 4 + ["b"] * 4, "query_id": ["1", "2", "3", "4"] * 2,
     ...                    "measure": "P@5", "value": [0.2, 0.4, 0.6, 0.6, 0.6, 0.8, 0.6, 0.4]})
     >>> q = pl.DataFrame({"query_id": ["1", "2", "3", "4"], "kind": ["x", "x", "y", "y"]})
-    >>> s = sef.compare(pq, "a", queries=q, by="kind", ci_method="t", min_queries=2)
+    >>> s = sef.compare(per_query=pq, baseline="a", queries=q, by="kind", ci_method="t",
+    ...                 min_queries=2)
     >>> s.to_polars().select("kind", "n_queries", "delta").rows()
     [('x', 2, 0.4000000000000001), ('y', 2, -0.09999999999999998)]
     """
     args = {k: v for k, v in args.items() if k != "by_slice"}  # compare's import of us
     queries, by, min_queries = args.pop("queries"), args.pop("by"), args.pop("min_queries")
-    inp = resolve_input(args.pop("data"), runs=args.pop("runs"), per_query=args.pop("per_query"),
-                        qrels=args.pop("qrels"))
+    inp = resolve_input(args.pop("runs"), args.pop("qrels"), args.pop("per_query"))
     baseline, measures = args.pop("baseline"), args.pop("measures")
     columns, missing = args.pop("columns"), args.pop("missing")
     correction, alpha = args.pop("correction"), args.pop("alpha")
     evaluate_options = args.pop("evaluate_options")
-    power = evaluate_options.pop("power", 0.8)
+    power = args.pop("power")
     compare_options = args  # test, ci, ci_method, n_resamples, seed, ... as given
     check_float("compare", "power", power, minimum=alpha, maximum=1, open_min=True,
                 open_max=True, what="the power of the minimum detectable Δ", example="power=0.8")
@@ -168,11 +169,14 @@ def by_slice(compare: Callable[..., Any], args: dict[str, Any]) -> SliceComparis
     pq, _, kind = load_input(inp, measures=measures, columns=columns, missing=missing,
                              evaluate_options=evaluate_options)
     sliced = attach_slices(pq, keys, "compare")
+    if baseline is None:  # chosen (and warned about) once, not once per slice
+        baseline = choose_baselines(pq.get_column("run").unique(maintain_order=True).to_list(),
+                                    None, warn=compare_options.get("pairs") != "all")
     frames, per_slice = [], {}
     for group, sub in sliced.group_by(names, maintain_order=True):
         sub_pq = sub.drop(names)
-        cmp = compare(sub_pq, baseline, correction=correction, alpha=alpha, missing=missing,
-                      **compare_options)
+        cmp = compare(per_query=sub_pq, baseline=baseline, correction=correction, alpha=alpha,
+                      missing=missing, **compare_options)
         per_slice[tuple(group)] = cmp
         f = cmp.to_polars()
         f = f.with_columns(_detectable(cmp.per_query, f, alpha, power,
@@ -217,4 +221,4 @@ def _warn_small(frame: pl.DataFrame, names: list[str], min_queries: int, alpha: 
         f"compare(by=...): slices with fewer than {min_queries} queries have little power "
         f"(paired t-test, alpha={alpha}, power={power}): " + "; ".join(parts)
         + ". Read their deltas as anecdotes, or label more queries of those slices.",
-        SearchEvalWarning, stacklevel=4)
+        SearchEvalWarning, stacklevel=outside_stacklevel())

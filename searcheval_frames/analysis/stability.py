@@ -29,10 +29,12 @@ from typing import Any, Literal, NamedTuple
 import numpy as np
 import polars as pl
 
-from ..errors import InvalidOptionError, SearchEvalWarning, user_stacklevel
+from .._deprecation import old_spelling, outside_stacklevel
+from ..errors import InvalidOptionError, SearchEvalWarning
 from ..frames import to_native
 from ..options import check_choice, check_float, check_int, check_optional_int
 from . import stats as _st
+from .calling import per_query_first, per_query_of, renamed
 from .degenerate import MIN_QUERIES, degenerate_reason
 from .inference import paired_inference
 from .paired import load_paired, run_pairs
@@ -110,26 +112,38 @@ _ASL_SCHEMA = {"measure": pl.String, "run": pl.String, "baseline": pl.String,
                "significant": pl.Boolean}
 
 
+def _old_discriminative_power(per_query: Any, measures: Any = None) -> None:
+    """``discriminative_power``'s signature before issue #31 (per-query values first)."""
+
+
+@old_spelling("discriminative_power", _old_discriminative_power, per_query_first(),
+              renamed({}))
 def discriminative_power(
-    per_query: Any,
+    runs: Any = None,
+    qrels: Any = None,
     measures: str | Sequence[str] | None = None,
     *,
+    per_query: Any = None,
     test: str = "t",
     alpha: float = 0.05,
     n_resamples: int = 10_000,
     seed: int | None = 0,
     missing: Literal["zero", "skip", "error"] = "zero",
     columns: Mapping[str, str] | None = None,
+    **evaluate_options: Any,
 ) -> DiscriminativePower:
     """Fraction of run pairs each measure tells apart, and its ASL curve (Sakai 2006).
 
     Parameters
     ----------
+    runs, qrels, measures
+        The runs (at least two), evaluated against the qrels on ``measures`` first
+        (``**evaluate_options``: ``relevance_level=2`` ...); with ``per_query=``,
+        ``measures`` selects measures (default all).
     per_query
-        Long per-query frame ``run, query_id, measure, value`` of at least two runs, or a
-        :class:`~searcheval_frames.Comparison` (its paired queries; all pairs are tested).
-    measures
-        Measure name(s); default all.
+        Instead of runs and qrels: the long per-query frame ``run, query_id, measure,
+        value`` of at least two runs, or a :class:`~searcheval_frames.Comparison` (its
+        paired queries; all pairs are tested).
     test
         ``"t"``, ``"wilcoxon"``, ``"permutation"`` (alias ``"randomization"``), ``"sign"``
         (:func:`~searcheval_frames.analysis.stats.paired_test`, two-sided) or
@@ -159,7 +173,7 @@ def discriminative_power(
     ...                    "value": [.2, .4, .4, .6, .4, .6, .6, .8, .2, .4, .6, .6]})
     >>> import warnings
     >>> with warnings.catch_warnings(record=True):  # b − a = 0.2 on every query: no spread
-    ...     summary, asl = sef.discriminative_power(pq)
+    ...     summary, asl = sef.discriminative_power(per_query=pq)
     >>> summary.select("n_pairs", "n_significant").row(0)
     (3, 0)
     """
@@ -171,7 +185,9 @@ def discriminative_power(
     n_resamples = check_int(fn, "n_resamples", n_resamples, minimum=100,
                             example="n_resamples=10000")
     seed = check_optional_int(fn, "seed", seed, minimum=0, example="seed=0")
-    data = load_paired(fn, per_query, measures, missing, columns)
+    values, columns = per_query_of(fn, runs, qrels, measures, per_query, missing=missing,
+                                   columns=columns, evaluate_options=evaluate_options)
+    data = load_paired(fn, values, measures, missing, columns)
     col = {r: i for i, r in enumerate(data.runs)}
     summary: list[dict[str, Any]] = []
     parts: list[pl.DataFrame] = []
@@ -258,26 +274,37 @@ def quantile_name(q: float) -> str:
 
 
 
+def _old_stability(per_query: Any, measure: Any = None, sizes: Any = None) -> None:
+    """``stability``'s signature before issue #31 (per-query values first)."""
+
+
+@old_spelling("stability", _old_stability, per_query_first(), renamed({}))
 def stability(
-    per_query: Any,
+    runs: Any = None,
+    qrels: Any = None,
     measure: str | Sequence[str] | None = None,
-    sizes: int | Sequence[int] | None = None,
     *,
+    per_query: Any = None,
+    sizes: int | Sequence[int] | None = None,
     n_samples: int = 1000,
     seed: int | None = 0,
     quantiles: Sequence[float] = (0.05, 0.25, 0.75, 0.95),
     bins: int | Sequence[float] = 10,
     missing: Literal["zero", "skip", "error"] = "zero",
     columns: Mapping[str, str] | None = None,
+    **evaluate_options: Any,
 ) -> Stability:
     """Kendall's τ to the full ranking, and swap rates, for random query subsets.
 
     Parameters
     ----------
+    runs, qrels, measure
+        The runs (at least two), evaluated against the qrels on ``measure`` (name or
+        names) first (``**evaluate_options``: ``relevance_level=2`` ...); with
+        ``per_query=``, ``measure`` selects measures (default all).
     per_query
-        Long per-query frame of at least two runs, or a :class:`~searcheval_frames.Comparison`.
-    measure
-        Measure name(s); default all.
+        Instead of runs and qrels: the long per-query frame of at least two runs, or a
+        :class:`~searcheval_frames.Comparison`.
     sizes
         Query-subset sizes (each between 1 and the number of queries); default 10 sizes
         from ~n/10 to n. Swap rates need two disjoint subsets: sizes above n/2 get none.
@@ -304,7 +331,7 @@ def stability(
     >>> import polars as pl, searcheval_frames as sef
     >>> pq = pl.DataFrame({"run": ["a"] * 4 + ["b"] * 4, "query_id": ["1", "2", "3", "4"] * 2,
     ...                    "measure": "P@5", "value": [.2, .4, .4, .6, .4, .6, .6, .8]})
-    >>> summary, swaps = sef.stability(pq, sizes=[2, 4], n_samples=100)
+    >>> summary, swaps = sef.stability(per_query=pq, sizes=[2, 4], n_samples=100)
     >>> summary["tau_mean"].to_list(), summary["swap_rate"].to_list()
     ([1.0, 1.0], [0.0, None])
     """
@@ -322,13 +349,11 @@ def stability(
                 "numbers >= 0, e.g. bins=[0, 0.01, 0.02, 0.05], or a number of bins: bins=10")
     else:
         nbins = check_int(fn, "bins", bins, minimum=1, example="bins=10")
-    data = load_paired(fn, per_query, measure, missing, columns)
+    values, columns = per_query_of(fn, runs, qrels, measure, per_query, missing=missing,
+                                   columns=columns, evaluate_options=evaluate_options)
+    data = load_paired(fn, values, measure, missing, columns)
     if sizes is not None:
-        items = list(sizes) if isinstance(sizes, Sequence | np.ndarray) else [sizes]
-        size_list = [check_int(fn, "sizes", int(s) if isinstance(s, np.integer) else s,
-                               minimum=1, example="sizes=[10, 20, 30]") for s in items]
-        if not size_list:
-            raise InvalidOptionError("stability(sizes=[]): give at least one size, or None")
+        size_list = _size_list(fn, sizes)
     rows: list[dict[str, Any]] = []
     swap_rows: list[dict[str, Any]] = []
     for m in data.measures:
@@ -346,7 +371,7 @@ def stability(
         if nq < MIN_QUERIES:
             warnings.warn(f"stability: measure {m!r} has {nq} queries (too few queries; at "
                           f"least {MIN_QUERIES}); its τ and swap rates are NaN.",
-                          SearchEvalWarning, stacklevel=user_stacklevel())
+                          SearchEvalWarning, stacklevel=outside_stacklevel())
         i, j = np.triu_indices(nr, 1)
         if not isinstance(bins, Sequence | np.ndarray):
             top = float(np.abs(full[i] - full[j]).max()) or 1.0
@@ -413,6 +438,16 @@ def _swap_rows(m: str, s: int, edges: np.ndarray, nswap: np.ndarray,
             for b in range(edges.size - 1)]
 
 
+def _size_list(fn: str, sizes: Any) -> list[int]:
+    """``stability``'s ``sizes=``: one size or several, each an integer >= 1."""
+    items = list(sizes) if isinstance(sizes, Sequence | np.ndarray) else [sizes]
+    size_list = [check_int(fn, "sizes", int(s) if isinstance(s, np.integer) else s,
+                           minimum=1, example="sizes=[10, 20, 30]") for s in items]
+    if not size_list:
+        raise InvalidOptionError("stability(sizes=[]): give at least one size, or None")
+    return size_list
+
+
 def _warn_untestable(fn: str, measure: str, d: np.ndarray) -> None:
     """One warning naming how many run pairs cannot be tested, and why."""
     reasons = [degenerate_reason(row) for row in d]
@@ -421,4 +456,4 @@ def _warn_untestable(fn: str, measure: str, d: np.ndarray) -> None:
         kinds = ", ".join(f"{bad.count(r)} {r}" for r in dict.fromkeys(bad))
         warnings.warn(f"{fn}: {len(bad)} of {len(reasons)} run pairs on {measure!r} cannot be "
                       f"tested ({kinds}); their p-values are NaN and they count as not "
-                      "significant.", SearchEvalWarning, stacklevel=user_stacklevel())
+                      "significant.", SearchEvalWarning, stacklevel=outside_stacklevel())

@@ -124,7 +124,7 @@ class Table:
     >>> import polars as pl, searcheval_frames as sef
     >>> pq = pl.DataFrame({"run": ["a"] * 3 + ["b"] * 3, "query_id": ["1", "2", "3"] * 2,
     ...                    "measure": "RR", "value": [0.5, 1.0, 0.25, 1.0, 1.0, 0.5]})
-    >>> rep = sef.compare(pq, baseline="a").table(digits=2)
+    >>> rep = sef.compare(per_query=pq, baseline="a").table(digits=2)
     >>> print(rep.to_markdown(legend=False))
     | # | Run | RR | RR Δ abs (rel) |
     |:--|:--|--:|--:|

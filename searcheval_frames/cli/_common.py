@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import argparse
 import sys
 from collections.abc import Sequence
 from typing import TYPE_CHECKING
@@ -37,17 +38,40 @@ def os_error_line(exc: OSError) -> str:
     return f"{where}{reason} ({type(exc).__name__}); check the path and its permissions"
 
 
+def columns_arg(text: str) -> dict[str, str]:
+    """``query_id=question,doc_id=url`` -> ``{"query_id": "question", "doc_id": "url"}``."""
+    out = {}
+    for part in text.split(","):
+        canon, eq, yours = part.partition("=")
+        if not eq or not canon.strip() or not yours.strip():
+            raise argparse.ArgumentTypeError(
+                f"{part!r} is not CANONICAL=YOURS; e.g. --columns query_id=question,doc_id=url")
+        out[canon.strip()] = yours.strip()
+    return out
+
+
+def add_columns_argument(parser: argparse.ArgumentParser) -> None:
+    """``--columns CANON=YOURS,...``, the same for every command that reads tables."""
+    parser.add_argument(
+        "--columns", metavar="CANON=YOURS,...", type=columns_arg,
+        help="your column names in CSV/TSV/JSONL/Parquet runs and qrels, e.g. --columns "
+             "run=system,query_id=question,doc_id=url,score=similarity,relevance=grade")
+
+
 def read_runs(
-    paths: Sequence[str], name_from: str, qrels: pl.DataFrame
+    paths: Sequence[str], name_from: str, qrels: pl.DataFrame,
+    columns: dict[str, str] | None = None,
 ) -> tuple[pl.DataFrame, Blocks | None]:
-    """All run files in one frame, with the blocks (and judged rows) of a single file."""
+    """All run files in one frame, with the blocks (and judged rows) of a single file;
+    ``columns``: the runs' column names (tables)."""
     from ..core._inputs import run_from
     from ..io import read_run
 
-    if len(paths) == 1:  # read once, as sef.evaluate reads a path: with blocks and marks
+    if len(paths) == 1 and not columns:  # read once, as sef.evaluate reads a path
         df, blocks = run_from(paths[0], qrels, name_from=name_from)  # type: ignore[arg-type]
         return df.select("run", "query_id", "doc_id", "score"), blocks
-    parts = [read_run(p, name_from=name_from) for p in paths]  # type: ignore[arg-type]
+    parts = [read_run(p, name_from=name_from, columns=columns)  # type: ignore[arg-type]
+             for p in paths]
     names = [tuple(p.get_column("run").unique(maintain_order=True).to_list()) for p in parts]
     flat = [n for ns in names for n in ns]
     if len(flat) != len(set(flat)):
@@ -55,7 +79,7 @@ def read_runs(
         # name those runs after their files
         print("searcheval: note: several runs have the same tag; naming runs after their "
               "files (use --name-from file to always do so)", file=sys.stderr)
-        parts = [read_run(p, name_from="file") for p in paths]
+        parts = [read_run(p, name_from="file", columns=columns) for p in paths]
         flat = [p.get_column("run")[0] for p in parts]
         if len(flat) != len(set(flat)):
             raise DuplicateRowsError(

@@ -27,7 +27,15 @@ from typing import TYPE_CHECKING, Any, TextIO
 import polars as pl
 
 from ..errors import InvalidOptionError, SearchEvalError
-from ._common import EXIT_INPUT, EXIT_OK, EXIT_USAGE, one_line, os_error_line, read_runs
+from ._common import (
+    EXIT_INPUT,
+    EXIT_OK,
+    EXIT_USAGE,
+    add_columns_argument,
+    one_line,
+    os_error_line,
+    read_runs,
+)
 
 if TYPE_CHECKING:
     pass
@@ -106,6 +114,7 @@ def build_parser() -> argparse.ArgumentParser:
                    help="decimals in table/markdown output (default 4)")
     p.add_argument("--name-from", choices=["tag", "file"], default="tag",
                    help="run names from the tag column (default) or the file names")
+    add_columns_argument(p)
     p.add_argument("--compat", choices=["trec_eval-10", "trec_eval-9"],
                    default="trec_eval-10",
                    help="trec_eval version to agree with (9 = pytrec_eval; differs only "
@@ -229,7 +238,7 @@ def run_cli(args: argparse.Namespace, out: TextIO) -> int:
         qrels = qrels_jg.unique(["query_id", "doc_id"], keep="first").drop("jg")
     else:
         # diversity measures read the qrels' second column as the subtopic (ndeval's format)
-        qrels = read_qrels(args.qrels, subtopics=any(
+        qrels = read_qrels(args.qrels, columns=args.columns, subtopics=any(
             by_subtopic(r.measure) for r in exp.requests if r.measure is not None))
     names = [r.name for r in exp.requests if r.measure is not None]
     if not names and any(r.family == "relstring" for r in exp.requests):
@@ -241,7 +250,7 @@ def run_cli(args: argparse.Namespace, out: TextIO) -> int:
         depth=args.depth, judged_only=args.judged_only, compat=args.compat)
     EvalOptions(func="searcheval", **opts)
     measures = parse_measures(names, duplicates="drop")
-    run, blocks = read_runs(args.runs, args.name_from, flat_qrels(qrels))
+    run, blocks = read_runs(args.runs, args.name_from, flat_qrels(qrels), args.columns)
     runs = run.get_column("run").unique(maintain_order=True).to_list()
     agg: pl.DataFrame | None
     pq: pl.DataFrame | None

@@ -24,7 +24,7 @@ from typing import Any
 
 from ..errors import SearchEvalError
 from ..optional import MissingDependencyError
-from ._common import EXIT_INPUT, EXIT_OK, EXIT_USAGE
+from ._common import EXIT_INPUT, EXIT_OK, EXIT_USAGE, add_columns_argument
 from ._common import one_line as _one_line
 from ._common import read_runs as _read_runs
 
@@ -95,13 +95,10 @@ def build_parser() -> argparse.ArgumentParser:
     p.add_argument("--resamples", type=int, default=10_000, dest="n_resamples",
                    help="bootstrap / randomization resamples (default 10000)")
     p.add_argument("--seed", type=int, default=0, help="random seed (default 0)")
-    p.add_argument("-l", "--level", type=int, default=1, dest="relevance_level",
+    p.add_argument("-l", "--level", type=int, default=None, dest="relevance_level",
                    help="minimum relevance that counts as relevant by P, R, RR and AP "
                         "(default 1; TREC DL passage qrels: 2); nDCG's gain is the label")
-    p.add_argument("--columns", metavar="CANON=YOURS,...", type=_columns,
-                   help="your column names in CSV/TSV/JSONL/Parquet runs and qrels, e.g. "
-                        "--columns run=system,query_id=question,doc_id=url,score=similarity,"
-                        "relevance=grade")
+    add_columns_argument(p)
     p.add_argument("--min-judged", type=float, default=0.9, dest="min_judged",
                    help="judged share below which coverage is flagged (default 0.9)")
     p.add_argument("--no-figures", action="store_true", help="skip the figures")
@@ -110,18 +107,6 @@ def build_parser() -> argparse.ArgumentParser:
     p.add_argument("-q", "--quiet", action="store_true",
                    help="print only where the report is")
     return p
-
-
-def _columns(text: str) -> dict[str, str]:
-    """``query_id=question,doc_id=url`` -> ``{"query_id": "question", "doc_id": "url"}``."""
-    out = {}
-    for part in text.split(","):
-        canon, eq, yours = part.partition("=")
-        if not eq or not canon.strip() or not yours.strip():
-            raise argparse.ArgumentTypeError(
-                f"{part!r} is not CANONICAL=YOURS; e.g. --columns query_id=question,doc_id=url")
-        out[canon.strip()] = yours.strip()
-    return out
 
 
 def _headline(rep: Any) -> str:

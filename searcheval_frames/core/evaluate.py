@@ -31,6 +31,7 @@ from typing import Any, Literal
 
 import polars as pl
 
+from .._deprecation import outside_stacklevel
 from ..frames import Blocks, input_kind, to_native, to_polars
 from ..frames.hazards import plan_failed
 from ..measures import Context, Measure, parse_measures
@@ -387,7 +388,7 @@ def _evaluate_parts(
         warnings.simplefilter("always")
         query_table(scan.pairs, run_order, qrels, missing)
     for w in seen:
-        warnings.warn(w.message, w.category, stacklevel=3)
+        warnings.warn(w.message, w.category, stacklevel=outside_stacklevel())
     wides = scan.map(
         lambda part, blocks, labels: per_query_values(
             part, labels, measures, missing=missing, blocks=blocks, runs=scan.runs, **options

@@ -13,6 +13,7 @@ import warnings
 
 import polars as pl
 
+from .._deprecation import outside_stacklevel
 from ..errors import IdMismatchError, SearchEvalWarning
 from .ranking import RankedJudged
 
@@ -48,7 +49,7 @@ def query_table(
             f"{len(ids)} query id(s) in the run have no relevance labels and are not "
             f"evaluated: {_short(ids)}",
             SearchEvalWarning,
-            stacklevel=5,
+            stacklevel=outside_stacklevel(),
         )
     if missing == "skip":
         return overlap
@@ -62,7 +63,7 @@ def query_table(
                 f"queries; they score 0 (as trec_eval -c): {_short(ids)}. Pass "
                 "missing='skip' to evaluate only the queries present in both.",
                 SearchEvalWarning,
-                stacklevel=5,
+                stacklevel=outside_stacklevel(),
             )
     return table
 

@@ -22,6 +22,7 @@ from typing import Any
 
 import polars as pl
 
+from .._deprecation import outside_stacklevel
 from ..errors import DuplicateRowsError, MissingColumnError, SearchEvalWarning
 from ..frames import is_path, to_polars
 from ..options import option_error
@@ -118,7 +119,7 @@ def attach_slices(per_query: pl.DataFrame, keys: pl.DataFrame, what: str = "eval
         warnings.warn(
             f"{what}(by=...): {lacking.len()} evaluated queries have no row in queries= "
             f"({shown}{', ...' if lacking.len() > 5 else ''}); they form a null slice",
-            SearchEvalWarning, stacklevel=3)
+            SearchEvalWarning, stacklevel=outside_stacklevel())
     return out
 
 

@@ -23,8 +23,9 @@ from typing import Any, Literal
 
 import polars as pl
 
+from .._deprecation import old_spelling, outside_stacklevel
 from ..core.ranking import ranked_rows
-from ..errors import InvalidOptionError, SearchEvalWarning, format_rows, user_stacklevel
+from ..errors import InvalidOptionError, SearchEvalWarning, format_rows
 from ..frames import input_kind, qrels_frame, run_frame, to_native
 from ..options import (
     check_bool,
@@ -34,6 +35,7 @@ from ..options import (
     check_optional_int,
 )
 from ._topk import blocks_of, evaluate_ranked, evaluation_groups, judged_in_top, reads_top
+from .old_calls import OLD_POOL
 
 __all__ = ["coverage", "holes", "metric_bounds", "pool"]
 
@@ -71,11 +73,12 @@ def _with_judged(top: pl.DataFrame, q: pl.DataFrame) -> pl.DataFrame:
 
 
 # --------------------------------------------------------------------------- pool
+@old_spelling("pool", *OLD_POOL)
 def pool(
     runs: Any,
+    qrels: Any = None,
     depth: int = 20,
     *,
-    qrels: Any = None,
     method: PoolMethod = "depth",
     max_per_query: int | None = None,
     rrf_k: float = 60.0,
@@ -90,12 +93,11 @@ def pool(
     runs
         One or several runs (a frame with a ``run`` column, a dict ``{name: run}``, ...),
         anything :func:`searcheval_frames.run_frame` accepts.
-    depth
-        How many top documents of each run and query enter the pool (default 20, the
-        seed's "review the top-20").
     qrels
         Labels you already have: documents judged for a query (any grade, including
         negative ones) are left out, so nothing is judged twice.
+    depth
+        How many top documents of each run and query enter the pool (default 20).
     method
         ``"depth"`` (default): classic depth-k pooling, every document is ordered by its
         best rank over the runs, then by how many runs retrieved it.
@@ -461,7 +463,7 @@ def metric_bounds(
             f"{format_rows(unlabelled.sort(['run', 'query_id']))}\nLabel some of their "
             "documents (sef.pool / sef.label_widget) to include them.",
             SearchEvalWarning,
-            stacklevel=user_stacklevel(),
+            stacklevel=outside_stacklevel(),
         )
     gaps = _with_judged(all_ranked, q).filter(~pl.col("judged")).join(
         labelled, on="query_id", how="semi").select("run", "query_id", "doc_id", "rank")

@@ -20,6 +20,7 @@ from typing import Any, Literal
 
 import polars as pl
 
+from .._deprecation import outside_stacklevel
 from ..errors import (
     DuplicateRowsError,
     FileAccessError,
@@ -30,7 +31,6 @@ from ..errors import (
     MissingColumnError,
     SearchEvalWarning,
     format_rows,
-    user_stacklevel,
 )
 from ..frames import input_kind, to_native, to_polars
 from ..io.texts import queries_table
@@ -109,7 +109,7 @@ def export_label_sheet(
     df = pool_pairs(pool)
     if df.height == 0:
         warnings.warn("export_label_sheet: the pool is empty; the sheet has no rows",
-                      SearchEvalWarning, stacklevel=user_stacklevel())
+                      SearchEvalWarning, stacklevel=outside_stacklevel())
     dup = df.filter(pl.struct("query_id", "doc_id").is_duplicated())
     if dup.height:
         raise DuplicateRowsError(
@@ -134,7 +134,7 @@ def export_label_sheet(
                 f"export_label_sheet: {missing.height} document(s) of the pool are not in "
                 f"docs; their text is empty, e.g.\n{format_rows(missing.select('doc_id'))}",
                 SearchEvalWarning,
-                stacklevel=user_stacklevel(),
+                stacklevel=outside_stacklevel(),
             )
     out = (
         out.sort("_order")
@@ -362,7 +362,7 @@ def import_label_sheet(
             f"import_label_sheet: {blank.height} of {df.height} row(s) have no label yet and "
             "were skipped",
             SearchEvalWarning,
-            stacklevel=user_stacklevel(),
+            stacklevel=outside_stacklevel(),
         )
     return to_native(_deduplicated(df.filter(pl.col("relevance").is_not_null()), src), kind)
 
@@ -480,7 +480,7 @@ def _deduplicated(df: pl.DataFrame, src: str) -> pl.DataFrame:
             f"import_label_sheet: {dup.height - dup.select(key).unique().height} repeated "
             "row(s) with the same label were dropped",
             SearchEvalWarning,
-            stacklevel=user_stacklevel(),
+            stacklevel=outside_stacklevel(),
         )
         df = df.unique(key, keep="first", maintain_order=True)
     return df.select("query_id", "doc_id", "relevance")

@@ -18,13 +18,13 @@ from typing import Any, Literal
 
 import polars as pl
 
+from .._deprecation import outside_stacklevel
 from ..errors import (
     FileAccessError,
     FileFormatError,
     InvalidOptionError,
     InvalidRelevanceError,
     SearchEvalWarning,
-    user_stacklevel,
 )
 from ..frames import input_kind, qrels_frame, to_native
 from ..io.write import atomic_write
@@ -141,7 +141,7 @@ class LabelStore:
                 "a writer was interrupted); it is ignored and will be moved to "
                 f"{self.path.name}.torn on the next append. All complete labels are intact.",
                 SearchEvalWarning,
-                stacklevel=user_stacklevel(),
+                stacklevel=outside_stacklevel(),
             )
 
     @property

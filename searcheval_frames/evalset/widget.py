@@ -16,7 +16,7 @@ nothing. Reopening a widget on the same store resumes at the first unlabelled
 document.
 
 >>> import searcheval_frames as sef  # doctest: +SKIP
->>> w = sef.label_widget("labels/alice.jsonl", pool, queries=queries, docs=docs,
+>>> w = sef.label_widget(pool, store="labels/alice.jsonl", queries=queries, docs=docs,
 ...                      assessor="alice")  # doctest: +SKIP
 >>> w  # displays it; or label in code: w.label(2)  # doctest: +SKIP
 """
@@ -30,12 +30,14 @@ from typing import Any
 
 import polars as pl
 
+from .._deprecation import old_spelling
 from ..errors import EmptyInputError, InvalidOptionError
 from ..io.texts import queries_table
 from ..optional import require
 from ..options import check_choice
 from ._labels import docs_texts, pool_pairs
 from .grades import Grades, grade_names, normalize_grades
+from .old_calls import OLD_LABEL_WIDGET
 from .store import LabelStore
 
 _FEATURE = "sef.label_widget (without it, label with a sheet: sef.export_label_sheet)"
@@ -287,10 +289,11 @@ class LabelWidget(anywidget.AnyWidget):
         )
 
 
+@old_spelling("label_widget", *OLD_LABEL_WIDGET)
 def label_widget(
-    store: LabelStore | str | os.PathLike[str] | None = None,
     pool: Any = None,
     *,
+    store: LabelStore | str | os.PathLike[str] | None = None,
     queries: Any = None,
     docs: Any = None,
     grades: Grades = None,
@@ -304,14 +307,14 @@ def label_widget(
 
     Parameters
     ----------
+    pool
+        The documents to judge: a frame with ``query_id`` and ``doc_id`` (e.g.
+        :func:`searcheval_frames.pool`).
     store
         A :class:`~searcheval_frames.LabelStore` or the path of its journal
         (``.jsonl``; created if missing). Reopening the same path resumes. Default:
         ``labels/<assessor>.jsonl`` in the working directory (never a temporary
-        folder); the widget shows the path. ``label_widget(pool, ...)`` also works.
-    pool
-        The documents to judge: a frame with ``query_id`` and ``doc_id`` (e.g.
-        :func:`searcheval_frames.pool`).
+        folder); the widget shows the path.
     queries
         Query texts: a frame ``query_id, query`` or a dict.
     docs
@@ -345,19 +348,17 @@ def label_widget(
     >>> import polars as pl, tempfile, os, searcheval_frames as sef
     >>> pool = pl.DataFrame({"query_id": ["q1", "q1"], "doc_id": ["d1", "d2"]})
     >>> path = os.path.join(tempfile.mkdtemp(), "labels.jsonl")
-    >>> w = sef.label_widget(path, pool, docs={"d1": "text one", "d2": "text two"},
+    >>> w = sef.label_widget(pool, store=path, docs={"d1": "text one", "d2": "text two"},
     ...                      assessor="alice")
     >>> _ = w.label(3)
     >>> w.current["doc_id"], sef.LabelStore(path).qrels().rows()
     ('d2', [('q1', 'd1', 3)])
     """
     check_choice("label_widget", "order", order, ("query", "pool"), example='order="pool"')
-    if pool is None and store is not None and not isinstance(store, LabelStore | str | os.PathLike):
-        store, pool = None, store  # label_widget(pool, ...)
     if pool is None:
         raise InvalidOptionError(
             "label_widget: give the pool to label, e.g. label_widget(pool) or "
-            "label_widget('labels/alice.jsonl', pool)"
+            "label_widget(pool, store='labels/alice.jsonl')"
         )
     if isinstance(store, LabelStore):
         if assessor is not None and assessor != store.assessor:

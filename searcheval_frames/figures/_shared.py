@@ -15,6 +15,7 @@ from typing import TYPE_CHECKING, Any, Literal
 
 import polars as pl
 
+from .._deprecation import outside_stacklevel
 from ..errors import InvalidOptionError, MissingColumnError
 
 if TYPE_CHECKING:  # pragma: no cover
@@ -182,7 +183,7 @@ def warn_curve_frame(old: str, new: str) -> None:
     warnings.warn(
         f"{old} with qrels=None is deprecated and will be removed in 0.3: one argument "
         f"meant runs or curves. Draw precomputed curves with sef.{new}",
-        FutureWarning, stacklevel=3)
+        FutureWarning, stacklevel=outside_stacklevel())
 
 
 def is_comparison(obj: Any) -> bool:

@@ -17,6 +17,7 @@ from typing import TYPE_CHECKING, Any, Literal
 import numpy as np
 import polars as pl
 
+from .._deprecation import old_spelling
 from ..errors import EmptyInputError, InvalidOptionError
 from ._bars_layout import MAX_HEIGHT, BarsLook
 from ._shared import (
@@ -34,6 +35,7 @@ from ._shared import (
     set_title,
 )
 from .checks import check_bool, check_choice, check_int
+from .old_calls import OLD_BARS
 from .style import display_names, fit_title, place_legend
 
 if TYPE_CHECKING:  # pragma: no cover
@@ -379,12 +381,13 @@ class BenchmarkBarsDisplay(Display):
                 ax.set_yticks(np.linspace(0, 1, 6))
 
 
+@old_spelling("benchmark_bars", *OLD_BARS)
 def benchmark_bars(
     results: Any,
     *,
     baseline: str | None = None,
     measures: Sequence[str] | None = None,
-    runs: Sequence[str] | None = None,
+    show_runs: Sequence[str] | None = None,
     orientation: Literal["auto", "vertical", "horizontal"] = "auto",
     value_labels: bool = True,
     deltas: bool = True,
@@ -410,8 +413,8 @@ def benchmark_bars(
     baseline
         Run the deltas refer to (default: the comparison's first baseline, or
         the first run of an evaluate() frame).
-    measures, runs
-        Measures (groups) and runs (bars) to draw, in this order.
+    measures, show_runs
+        Measures (groups) and runs (bars, their names) to draw, in this order.
     orientation
         ``"vertical"`` (bars up, measures along x), ``"horizontal"``, or
         ``"auto"``: vertical for up to 12 bars.
@@ -450,7 +453,7 @@ def benchmark_bars(
     compared = is_comparison(results) or {"baseline", "baseline_mean", "delta"} <= set(
         results.columns)
     make = BenchmarkBarsDisplay.from_comparison if compared else BenchmarkBarsDisplay.from_evaluation
-    return make(results, baseline=baseline, measures=measures, runs=runs).plot(
+    return make(results, baseline=baseline, measures=measures, runs=show_runs).plot(
         orientation=orientation, value_labels=value_labels, deltas=deltas,
         significance=significance, ci=ci, digits=digits, pct_digits=pct_digits, ax=ax,
         title=title, colors=colors, legend=legend).ax_

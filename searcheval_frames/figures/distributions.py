@@ -18,6 +18,8 @@ from typing import TYPE_CHECKING, Any, Literal
 import numpy as np
 import polars as pl
 
+from .._deprecation import old_spelling, outside_stacklevel
+from ..analysis.calling import per_query_of
 from ..errors import EmptyInputError, InvalidOptionError, SearchEvalWarning
 from ..frames.display import shorten
 from ._shared import (
@@ -39,6 +41,7 @@ from ._shared import (
     set_title,
 )
 from .checks import check_bool, check_bool_or_none, check_choice, check_int
+from .old_calls import OLD_DELTA, OLD_DISTRIBUTION
 from .style import display_names, fit_title
 
 if TYPE_CHECKING:  # pragma: no cover
@@ -95,7 +98,7 @@ def _paired_deltas(sub: pl.DataFrame, other: str, base: str) -> pl.DataFrame:
             f"{base!r}; the missing score counts 0 (as trec_eval -c): "
             f"{', '.join(repr(i) for i in ids[:5])}{' ...' if len(ids) > 5 else ''}",
             SearchEvalWarning,
-            stacklevel=4,
+            stacklevel=outside_stacklevel(),
         )
     return (
         both.with_columns(pl.col("value", "baseline_value").fill_null(0.0))
@@ -232,32 +235,38 @@ class PerQueryDeltaDisplay(Display):
                 label="_nolegend_"))
 
 
+@old_spelling("per_query_delta", *OLD_DELTA)
 def per_query_delta(
-    per_query: Any,
+    runs: Any = None,
+    qrels: Any = None,
+    measure: str | None = None,
     *,
+    per_query: Any = None,
     baseline: str | None = None,
     run: str | None = None,
-    measure: str | None = None,
     annotate: int = 3,
     query_labels: bool | None = None,
     columns: Mapping[str, str] | None = None,
     ax: Axes | None = None,
     title: str | None = None,
+    **evaluate_options: Any,
 ) -> Axes:
     """Per-query differences against a baseline, sorted: wins above, losses below.
 
     Parameters
     ----------
+    runs, qrels, measure
+        The runs, evaluated against the qrels on ``measure`` first
+        (``**evaluate_options``: ``relevance_level=2`` ...); with ``per_query=``, the
+        measure to draw (default: the only one in the frame).
     per_query
-        ``evaluate(..., per_query=True)`` (``run, query_id, measure, value``) or a
-        comparison from :func:`~searcheval_frames.compare` (its paired
-        per-query scores are used).
+        Instead of runs and qrels: ``evaluate(..., per_query=True)`` (``run, query_id,
+        measure, value``) or a comparison from :func:`~searcheval_frames.compare` (its
+        paired per-query scores are used).
     baseline
         Reference run (default: the comparison's baseline, or the first run).
     run
         Run compared to the baseline (default: the only other run).
-    measure
-        Measure (default: the only one in the frame).
     annotate
         Label the ``annotate`` biggest wins and losses with their query id.
     query_labels
@@ -279,11 +288,13 @@ def per_query_delta(
     >>> import polars as pl, searcheval_frames as sef
     >>> pq = pl.DataFrame({"run": ["a"] * 3 + ["b"] * 3, "query_id": ["1", "2", "3"] * 2,
     ...                    "measure": "AP", "value": [0.2, 0.5, 0.4, 0.6, 0.3, 0.4]})
-    >>> ax = sef.per_query_delta(pq, baseline="a")
+    >>> ax = sef.per_query_delta(per_query=pq, baseline="a")
     >>> [float(round(b.get_height(), 2)) for b in ax.containers[0]]
     [0.4, 0.0, -0.2]
     """
     _check_delta_options(annotate, query_labels)  # first: before any work on the data
+    per_query, columns = per_query_of("per_query_delta", runs, qrels, measure, per_query,
+                                      columns=columns, evaluate_options=evaluate_options)
     make = (PerQueryDeltaDisplay.from_comparison if is_comparison(per_query)
             and hasattr(per_query, "per_query") else PerQueryDeltaDisplay.from_per_query)
     display = make(per_query, baseline=baseline, run=run, measure=measure, columns=columns)
@@ -422,11 +433,14 @@ def _boxes(ax: Axes, data: list[Any], pos: Any, kind: str, colours: list[str]) -
     return box
 
 
+@old_spelling("metric_distribution", *OLD_DISTRIBUTION)
 def metric_distribution(
-    per_query: Any,
-    *,
+    runs: Any = None,
+    qrels: Any = None,
     measure: str | None = None,
-    runs: Sequence[str] | None = None,
+    *,
+    per_query: Any = None,
+    show_runs: Sequence[str] | None = None,
     kind: Literal["box", "strip", "both"] = "both",
     show_means: bool = True,
     seed: int = 0,
@@ -434,17 +448,21 @@ def metric_distribution(
     ax: Axes | None = None,
     title: str | None = None,
     colors: Mapping[str, str] | Sequence[str] | None = None,
+    **evaluate_options: Any,
 ) -> Axes:
     """Per-query distribution of one measure for each run (box, strip, or both).
 
     Parameters
     ----------
+    runs, qrels, measure
+        The runs, evaluated against the qrels on ``measure`` first
+        (``**evaluate_options``: ``relevance_level=2`` ...); with ``per_query=``, the
+        measure to draw (default: the only one in the frame).
     per_query
-        ``evaluate(..., per_query=True)`` or a comparison (its per-query scores).
-    measure
-        Measure to draw (default: the only one in the frame).
-    runs
-        Runs to draw, in this order.
+        Instead of runs and qrels: ``evaluate(..., per_query=True)`` or a comparison
+        (its per-query scores).
+    show_runs
+        Runs to draw (their names), in this order.
     kind
         ``"box"`` (median, quartiles, whiskers at 1.5 IQR), ``"strip"`` (one
         jittered dot per query) or ``"both"`` (default).
@@ -466,13 +484,15 @@ def metric_distribution(
     >>> import polars as pl, searcheval_frames as sef
     >>> pq = pl.DataFrame({"run": ["a"] * 3 + ["b"] * 3, "query_id": ["1", "2", "3"] * 2,
     ...                    "measure": "AP", "value": [0.2, 0.5, 0.4, 0.6, 0.3, 0.4]})
-    >>> ax = sef.metric_distribution(pq)
+    >>> ax = sef.metric_distribution(per_query=pq)
     >>> [t.get_text() for t in ax.get_xticklabels()]
     ['a', 'b']
     """
     _check_distribution_options(kind, show_means, seed)  # first: before any work on the data
+    per_query, columns = per_query_of("metric_distribution", runs, qrels, measure, per_query,
+                                      columns=columns, evaluate_options=evaluate_options)
     make = (MetricDistributionDisplay.from_comparison if is_comparison(per_query)
             and hasattr(per_query, "per_query") else MetricDistributionDisplay.from_per_query)
-    display = make(per_query, measure=measure, runs=runs, columns=columns)
+    display = make(per_query, measure=measure, runs=show_runs, columns=columns)
     return display.plot(kind=kind, show_means=show_means, seed=seed, ax=ax, title=title,
                         colors=colors).ax_

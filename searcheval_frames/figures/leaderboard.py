@@ -53,7 +53,7 @@ def leaderboard_plot_data(lb: Any) -> pl.DataFrame:
     >>> import polars as pl, searcheval_frames as sef
     >>> pq = pl.DataFrame({"run": ["a"] * 4 + ["b"] * 4, "query_id": list("1234") * 2,
     ...                    "measure": "P@5", "value": [.2, .4, .2, .6, .6, .8, .6, .8]})
-    >>> lb = sef.leaderboard(pq, measure="P@5", test="tukey_hsd", seed=0)
+    >>> lb = sef.leaderboard(per_query=pq, measure="P@5", test="tukey_hsd", seed=0)
     >>> leaderboard_plot_data(lb).select("run", "y", "rank_text", "group").rows()
     [('b', 1, 'rank 1', 'a'), ('a', 0, 'rank 2', 'b')]
     """
@@ -106,7 +106,7 @@ def leaderboard_plot(lb: Any, ax: Axes | None = None, *, title: str | None = Non
     >>> import polars as pl, searcheval_frames as sef
     >>> pq = pl.DataFrame({"run": ["a"] * 4 + ["b"] * 4, "query_id": list("1234") * 2,
     ...                    "measure": "P@5", "value": [.2, .4, .2, .6, .6, .8, .6, .8]})
-    >>> ax = sef.leaderboard_plot(sef.leaderboard(pq, measure="P@5", test="tukey_hsd"))
+    >>> ax = sef.leaderboard_plot(sef.leaderboard(per_query=pq, measure="P@5", test="tukey_hsd"))
     >>> [t.get_text() for t in ax.get_yticklabels()]  # best first, drawn on top
     ['b', 'a']
     """

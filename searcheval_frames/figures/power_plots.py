@@ -21,13 +21,16 @@ from typing import TYPE_CHECKING, Any
 import numpy as np
 import polars as pl
 
+from .._deprecation import old_spelling
+from ..analysis.calling import per_query_of
 from ..analysis.power import power as _power
 from ..analysis.stability import Stability, quantile_name
 from ..analysis.stability import stability as _stability
 from ..errors import InvalidOptionError
 from ..frames import to_polars
-from ..options import check_choice, check_float, check_int
+from ..options import EVAL_RULES, check_choice, check_float, check_int
 from ._shared import OKABE_ITO, Display, house_style, run_colors
+from .old_calls import OLD_POWER_CURVE, OLD_STABILITY_CURVE
 from .style import display_names, fit_text, fit_title, place_legend
 
 if TYPE_CHECKING:  # pragma: no cover
@@ -43,11 +46,6 @@ def _one_measure(df: pl.DataFrame, func: str) -> str:
             f"{func}: the data hold {len(measures)} measures {measures}; pass measure= to "
             "draw one, e.g. measure='nDCG@10'")
     return measures[0]
-
-
-def _is_frame(data: Any) -> bool:
-    return isinstance(data, pl.DataFrame | pl.LazyFrame) or type(data).__module__.startswith(
-        "pandas")
 
 
 def _delta_grid(base: pl.DataFrame, n_points: int) -> list[float]:
@@ -106,15 +104,15 @@ class PowerCurveDisplay(Display):
         n_points = check_int("power_curve", "n_points", n_points, minimum=2,
                              example="n_points=40")
         if deltas is None:
-            base = to_polars(_power(data, baseline, measure, alpha=alpha, power=power,
-                                     **power_options), "power")
+            base = to_polars(_power(per_query=data, baseline=baseline, measure=measure,
+                                    alpha=alpha, power=power, **power_options), "power")
             _one_measure(base, "power_curve")
             grid = _delta_grid(base, n_points)
         else:
             grid = [check_float("power_curve", "deltas", d, minimum=0, open_min=True,
                                 example="deltas=[0.01, 0.02, 0.05]") for d in deltas]
-        df = to_polars(_power(data, baseline, measure, grid, alpha=alpha, power=power,
-                               **power_options), "power")
+        df = to_polars(_power(per_query=data, baseline=baseline, measure=measure, delta=grid,
+                              alpha=alpha, power=power, **power_options), "power")
         return cls(df, _one_measure(df, "power_curve"))
 
     def plot(self, *, ax: Axes | None = None, title: str | None = None,
@@ -174,12 +172,16 @@ class PowerCurveDisplay(Display):
         return label
 
 
+@old_spelling("power_curve", *OLD_POWER_CURVE)
 def power_curve(
-    data: Any,
-    baseline: str | Sequence[str] | None = None,
+    runs: Any = None,
+    qrels: Any = None,
     measure: str | None = None,
-    deltas: Sequence[float] | None = None,
     *,
+    per_query: Any = None,
+    result: Any = None,
+    baseline: str | Sequence[str] | None = None,
+    deltas: Sequence[float] | None = None,
     alpha: float = 0.05,
     power: float = 0.8,
     n_points: int = 40,
@@ -193,17 +195,23 @@ def power_curve(
 
     Parameters
     ----------
-    data
-        A per-query frame or :class:`~searcheval_frames.Comparison` (then
-        :func:`~searcheval_frames.power` is run over a grid of ``Δ``), or the frame
-        :func:`~searcheval_frames.power` returned for a list of ``delta``.
-    baseline, measure
-        As for :func:`~searcheval_frames.power`; the figure shows one measure.
+    runs, qrels, measure
+        The runs, evaluated against the qrels on ``measure`` (the figure shows one)
+        first; then :func:`~searcheval_frames.power` is run over a grid of ``Δ``.
+    per_query
+        Instead of runs and qrels: a per-query frame or
+        :class:`~searcheval_frames.Comparison`.
+    result
+        Instead of both: the frame :func:`~searcheval_frames.power` returned for a list
+        of ``delta`` (drawn as it is).
+    baseline
+        As for :func:`~searcheval_frames.power`.
     deltas
         The ``Δ`` grid (absolute); default ``n_points`` values from a quarter of the
         smallest detectable ``Δ`` to twice the largest (or the largest observed ``|Δ|``).
     alpha, power, **power_options
-        Passed to :func:`~searcheval_frames.power` (``test=``, ``method=``, ``sd=`` ...).
+        Passed to :func:`~searcheval_frames.power` (``test=``, ``method=``, ``sd=`` ...;
+        with runs, also the evaluation's ``relevance_level=`` ...).
     ax, title, colors, legend
         Axes to draw into; title (``""`` for none); colours; legend.
 
@@ -221,15 +229,21 @@ def power_curve(
     >>> import polars as pl, searcheval_frames as sef
     >>> pq = pl.DataFrame({"run": ["a"] * 5 + ["b"] * 5, "query_id": list("12345") * 2,
     ...                    "measure": "P@5", "value": [.2, .4, .4, .6, .2, .4, .4, .8, .8, .2]})
-    >>> ax = sef.power_curve(pq, baseline="a")
+    >>> ax = sef.power_curve(per_query=pq, baseline="a")
     >>> [line.get_label() for line in ax.lines]
     ['b vs a', 'now: 5 queries']
     """
     check_int("power_curve", "n_points", n_points, minimum=2, example="n_points=40")
-    df = to_polars(data, "data") if _is_frame(data) else None
-    if df is not None and {"n_needed", "detectable_delta", "delta"} <= set(df.columns):
-        display = PowerCurveDisplay.from_power(df, measure=measure)
+    if result is not None:
+        display = PowerCurveDisplay.from_power(result, measure=measure)
     else:
+        evaluation = {k: power_options.pop(k) for k in list(power_options)
+                      if k in EVAL_RULES and k not in ("missing", "per_query")}
+        data, columns = per_query_of("power_curve", runs, qrels, measure, per_query,
+                                     columns=power_options.pop("columns", None),
+                                     missing=power_options.get("missing", "zero"),
+                                     evaluate_options=evaluation)
+        power_options["columns"] = columns
         display = PowerCurveDisplay.from_per_query(data, baseline, measure, deltas, alpha=alpha,
                                                    power=power, n_points=n_points,
                                                    **power_options)
@@ -301,8 +315,9 @@ class StabilityCurveDisplay(Display):
         the quartiles and the ``band`` quantiles (default: 0.05 and 0.95)."""
         band = _check_band(band)
         qs = (0.05, 0.25, 0.75, 0.95) if band is None else tuple(sorted({0.25, 0.75, *band}))
-        return cls(to_polars(_stability(data, measure, sizes, n_samples=n_samples, seed=seed,
-                                         quantiles=qs).summary, "stability"))
+        return cls(to_polars(_stability(per_query=data, measure=measure, sizes=sizes,
+                                        n_samples=n_samples, seed=seed, quantiles=qs).summary,
+                             "stability"))
 
     def plot(self, *, statistic: str = "mean",
              band: tuple[float, float] | None = (0.05, 0.95), threshold: float | None = 0.9,
@@ -355,11 +370,15 @@ class StabilityCurveDisplay(Display):
         return self
 
 
+@old_spelling("stability_curve", *OLD_STABILITY_CURVE)
 def stability_curve(
-    data: Any,
+    runs: Any = None,
+    qrels: Any = None,
     measure: str | Sequence[str] | None = None,
-    sizes: Sequence[int] | None = None,
     *,
+    per_query: Any = None,
+    result: Any = None,
+    sizes: Sequence[int] | None = None,
     statistic: str = "mean",
     band: tuple[float, float] | None = (0.05, 0.95),
     threshold: float | None = 0.9,
@@ -369,15 +388,21 @@ def stability_curve(
     title: str | None = None,
     colors: Mapping[str, str] | Sequence[str] | None = None,
     legend: bool = True,
+    **evaluate_options: Any,
 ) -> Axes:
     """Kendall's τ to the full ranking against the number of queries, with a band.
 
     Parameters
     ----------
-    data
-        A per-query frame or Comparison (then :func:`~searcheval_frames.stability` is run
-        with ``measure``, ``sizes``, ``n_samples``, ``seed``), a :class:`Stability`, or
-        its ``summary`` frame.
+    runs, qrels, measure
+        The runs, evaluated against the qrels on ``measure`` first
+        (``**evaluate_options``: ``relevance_level=2`` ...); then
+        :func:`~searcheval_frames.stability` is run with ``sizes``, ``n_samples``,
+        ``seed``.
+    per_query
+        Instead of runs and qrels: a per-query frame or Comparison.
+    result
+        Instead of both: a :class:`Stability`, or its ``summary`` frame.
     statistic
         ``"mean"`` or ``"median"`` τ for the line.
     band
@@ -403,15 +428,16 @@ def stability_curve(
     ...                    "query_id": list("123456") * 3, "measure": "P@5",
     ...                    "value": [.2, .4, .4, .6, .2, .4, .4, .4, .8, .8, .2, .6,
     ...                              .6, .2, .8, .4, .4, .2]})
-    >>> ax = sef.stability_curve(pq, n_samples=200)
+    >>> ax = sef.stability_curve(per_query=pq, n_samples=200)
     >>> [line.get_label() for line in ax.lines]
     ['P@5', 'τ = 0.9']
     """
     statistic, band, threshold = _check_stability_options(statistic, band, threshold)
-    summary = data.summary if isinstance(data, Stability) else data
-    if "tau_mean" in getattr(summary, "columns", []):
-        display = StabilityCurveDisplay.from_stability(summary, measure=measure)
+    if result is not None:
+        display = StabilityCurveDisplay.from_stability(result, measure=measure)
     else:
+        data, _ = per_query_of("stability_curve", runs, qrels, measure, per_query,
+                               evaluate_options=evaluate_options)
         display = StabilityCurveDisplay.from_per_query(data, measure, sizes, n_samples=n_samples,
                                                        seed=seed, band=band)
     return display.plot(statistic=statistic, band=band, threshold=threshold, ax=ax,

@@ -16,6 +16,7 @@ from typing import TYPE_CHECKING, Any, Literal
 import numpy as np
 import polars as pl
 
+from .._deprecation import old_spelling
 from ..errors import InvalidOptionError
 from ..optional import require
 from ._shared import (
@@ -33,6 +34,7 @@ from ._shared import (
 )
 from .checks import check_bool, check_bool_or_none, check_curve_options
 from .curves import recall_levels
+from .old_calls import OLD_CURVE
 from .style import display_names, fit_title, place_legend
 
 if TYPE_CHECKING:  # pragma: no cover
@@ -217,13 +219,14 @@ def _n_levels(mean: pl.DataFrame) -> int:
     return mean.filter(pl.col("run") == first).height
 
 
+@old_spelling("pr_curve", *OLD_CURVE)
 def pr_curve(
     run: Any,
     qrels: Any = None,
     *,
     levels: Literal["11pt", "all"] | int | Sequence[float] = "11pt",
     per_query_lines: bool = False,
-    runs: Sequence[str] | None = None,
+    show_runs: Sequence[str] | None = None,
     relevance_level: int = 1,
     missing: Literal["zero", "skip"] = "zero",
     depth: int | None = None,
@@ -250,8 +253,8 @@ def pr_curve(
         ``"11pt"`` (default, = ``IPrec@0.0 ... 1.0``), ``"all"``, an int, a list.
     per_query_lines
         Also draw every query's curve as a faint line in the run's colour.
-    runs
-        Runs to draw, in this order (default: all, in input order).
+    show_runs
+        Runs to draw (their names), in this order (default: all, in input order).
     relevance_level, missing, depth, judged_only, compat, columns
         As for :func:`~searcheval_frames.evaluate`.
     ax, title, colors, legend
@@ -282,11 +285,11 @@ def pr_curve(
         check_curve_options(_F, relevance_level=relevance_level, missing=missing, depth=depth,
                             judged_only=judged_only, compat=compat)
         recall_levels(levels, _F)
-        display = PRCurveDisplay.from_curves(run, runs=runs)
+        display = PRCurveDisplay.from_curves(run, runs=show_runs)
         return display.plot(per_query_lines=True if per_query_lines else None, ax=ax,
                             title=title, colors=colors, legend=legend).ax_
     display = PRCurveDisplay.from_run(
-        run, qrels, levels=levels, per_query=per_query_lines, runs=runs,
+        run, qrels, levels=levels, per_query=per_query_lines, runs=show_runs,
         relevance_level=relevance_level, missing=missing, depth=depth,
         judged_only=judged_only, compat=compat, columns=columns, progress=progress)
     return display.plot(per_query_lines=per_query_lines, ax=ax, title=title, colors=colors,

@@ -55,7 +55,8 @@ def slice_forest_data(comparison: Any, measure: str | None = None) -> pl.DataFra
     >>> pq = pl.DataFrame({"run": ["a"] * 4 + ["b"] * 4, "query_id": ["1", "2", "3", "4"] * 2,
     ...                    "measure": "P@5", "value": [0.2, 0.4, 0.6, 0.6, 0.6, 0.8, 0.6, 0.4]})
     >>> q = pl.DataFrame({"query_id": ["1", "2", "3", "4"], "kind": ["x", "x", "y", "y"]})
-    >>> s = sef.compare(pq, "a", queries=q, by="kind", ci_method="t", min_queries=2)
+    >>> s = sef.compare(per_query=pq, baseline="a", queries=q, by="kind", ci_method="t",
+    ...                 min_queries=2)
     >>> slice_forest_data(s)["label"].to_list()
     ['kind=x', 'kind=y']
     """
@@ -114,7 +115,8 @@ def slice_forest(
     >>> pq = pl.DataFrame({"run": ["a"] * 4 + ["b"] * 4, "query_id": ["1", "2", "3", "4"] * 2,
     ...                    "measure": "P@5", "value": [0.2, 0.4, 0.6, 0.6, 0.6, 0.8, 0.6, 0.4]})
     >>> q = pl.DataFrame({"query_id": ["1", "2", "3", "4"], "kind": ["x", "x", "y", "y"]})
-    >>> s = sef.compare(pq, "a", queries=q, by="kind", ci_method="t", min_queries=2)
+    >>> s = sef.compare(per_query=pq, baseline="a", queries=q, by="kind", ci_method="t",
+    ...                 min_queries=2)
     >>> ax = sef.slice_forest(s)
     >>> [t.get_text() for t in ax.get_yticklabels()]
     ['kind=x', 'kind=y']

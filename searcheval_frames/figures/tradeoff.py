@@ -15,6 +15,7 @@ from typing import TYPE_CHECKING, Any, Literal, cast
 import numpy as np
 import polars as pl
 
+from .._deprecation import old_spelling
 from ..errors import InvalidOptionError
 from ..optional import require
 from ._shared import (
@@ -32,6 +33,7 @@ from ._shared import (
     warn_curve_frame,
 )
 from .checks import check_bool, check_bool_or_none, check_curve_options, check_optional_int
+from .old_calls import OLD_CURVE
 from .style import display_names, fit_title, place_legend
 
 if TYPE_CHECKING:  # pragma: no cover
@@ -153,14 +155,15 @@ class TradeoffDisplay(Display):
         marks: list[tuple[float, str, str, int]] = []
         for name in self.runs:
             marks += self._draw_run(ax, name, col[name], mark_k)
-        room = self._mark(ax, mark_k, marks, top) if mark_k is not None else 0.0
-        if logx if logx is not None else top > 100:
-            ax.set_xscale("log")
+        if logx if logx is not None else top > 100:  # (limits first: the notes measure
+            ax.set_xscale("log")                      # the room they have on screen)
             ax.set_xlim(1, top)
         else:
             ax.set_xlim(0.5 if top < 20 else 0, top + (0.5 if top < 20 else 0))
             if top <= 20:
                 ax.set_xticks(range(1, top + 1))
+        ax.set_ylim(0.0, 1.02)
+        room = self._mark(ax, mark_k, marks, top) if mark_k is not None else 0.0
         ax.set_ylim(0.0, max(1.02, room))
         if room > 1.02:  # the space above 1 holds only the value labels
             ax.set_yticks(np.linspace(0, 1, 6))
@@ -223,7 +226,41 @@ class TradeoffDisplay(Display):
                 bbox=dict(boxstyle="round,pad=0.15", facecolor="white", edgecolor="none",
                           alpha=0.8),
             ))
-        return max(ys, default=0.0) + 0.05
+        self._fit_left_notes(ax, mark_k, marks)
+        return max([*ys, *(t.get_position()[1] for t in self.texts_)], default=0.0) + 0.05
+
+    def _fit_left_notes(self, ax: Axes, mark_k: int,
+                        marks: list[tuple[float, str, str, int]]) -> None:
+        """R@k notes left of the mark that do not fit between the axis and the mark (they
+        would sit on the y tick labels) go right of the mark, under every rising R@k curve
+        (below the lowest R@k at the mark) and above the P@k notes, stacked downwards; if
+        that band is too narrow, above 1, where no curve goes."""
+        from matplotlib.transforms import ScaledTranslation
+
+        fig: Any = ax.figure
+        if fig.get_layout_engine() is not None:  # measure the axes where they will be
+            fig.get_layout_engine().execute(fig)
+        renderer = fig.canvas.get_renderer()
+        left_edge = ax.get_window_extent(renderer).x0
+        span = ax.transData.inverted().transform([(0, 0), (0, 1)])
+        per_px = abs(span[1][1] - span[0][1])  # data units per pixel
+        pairs = list(zip(marks, self.texts_, strict=True))
+        moved = [t for m, t in sorted(pairs, key=lambda mt: -mt[0][0])
+                 if t.get_ha() == "right" and t.get_window_extent(renderer).x0 < left_edge]
+        if not moved:
+            return
+        half = moved[0].get_window_extent(renderer).height / 2 * per_px
+        floor = max((t.get_position()[1] + half for m, t in pairs if m[3] > 0), default=0.0)
+        top = min(m[0] for m in marks if m[3] < 0) - 0.02 - half
+        ys = [top - i * (2 * half + 0.01) for i in range(len(moved))]
+        if ys[-1] - half < floor + 0.01:  # no room between the curves: above them all
+            high = max(t.get_position()[1] for t in self.texts_)
+            ys = [max(1.0, high) + 0.045 + i * 0.075 for i in range(len(moved))][::-1]
+        shift = ax.transData + ScaledTranslation(6 / 72, 0, ax.figure.dpi_scale_trans)
+        for t, y in zip(moved, ys, strict=True):
+            t.set_ha("left")
+            t.set_transform(shift)
+            t.set_position((mark_k, y))
 
     def _legend(self, ax: Axes, col: Mapping[str, str]) -> None:
         if len(self.runs) == 1:
@@ -241,13 +278,14 @@ class TradeoffDisplay(Display):
                      inside=5, size=TICK_SIZE)
 
 
+@old_spelling("tradeoff_curve", *OLD_CURVE)
 def tradeoff_curve(
     run: Any,
     qrels: Any = None,
     *,
     k: int | None = None,
     mark_k: int | None = 10,
-    runs: Sequence[str] | None = None,
+    show_runs: Sequence[str] | None = None,
     logx: bool | None = None,
     relevance_level: int = 1,
     missing: Literal["zero", "skip"] = "zero",
@@ -274,8 +312,8 @@ def tradeoff_curve(
         Largest cutoff drawn (default: the deepest ranked list).
     mark_k
         Cutoff to mark with a vertical line and the values there (``None``: no mark).
-    runs
-        Runs to draw, in this order.
+    show_runs
+        Runs to draw (their names), in this order.
     logx
         Logarithmic k axis (default: when k goes beyond 100).
     relevance_level, missing, depth, judged_only, compat, columns
@@ -303,10 +341,10 @@ def tradeoff_curve(
         warn_curve_frame("tradeoff_curve(curves)", "TradeoffDisplay.from_curves(curves).plot()")
         check_curve_options(_F, relevance_level=relevance_level, missing=missing, depth=depth,
                             judged_only=judged_only, compat=compat)
-        display = TradeoffDisplay.from_curves(run, k=k, runs=runs)
+        display = TradeoffDisplay.from_curves(run, k=k, runs=show_runs)
     else:
         display = TradeoffDisplay.from_run(
-            run, qrels, k=k, runs=runs, relevance_level=relevance_level, missing=missing,
+            run, qrels, k=k, runs=show_runs, relevance_level=relevance_level, missing=missing,
             depth=depth, judged_only=judged_only, compat=compat, columns=columns,
             progress=progress)
     return display.plot(mark_k=mark_k, logx=logx, ax=ax, title=title, colors=colors,

@@ -12,6 +12,7 @@ from typing import Any
 
 import polars as pl
 
+from .._deprecation import outside_stacklevel
 from .._exact import true_divide
 from ..errors import (
     DuplicateRowsError,
@@ -214,7 +215,7 @@ def _normalise(df: pl.DataFrame, norm: str | None, names: list[str],
                 found.append((pairs, shown.head(3), shown.height))
             else:
                 warnings.warn(max_warning(pairs, shown, shown.height), SearchEvalWarning,
-                              stacklevel=4)
+                              stacklevel=outside_stacklevel())
         v = true_divide(s, pl.max_horizontal(mx, pl.lit(EPS)))
     elif norm == "sum":
         mn = s.min().over(by)

@@ -49,6 +49,7 @@ from typing import Any
 
 import polars as pl
 
+from .._deprecation import outside_stacklevel
 from ..core import partitioned
 from ..errors import SearchEvalWarning
 from ..frames import to_native
@@ -167,5 +168,5 @@ def fuse(
         del prep
     if low:
         warnings.warn(max_warning(sum(x[0] for x in low), pl.concat([x[1] for x in low]),
-                                   sum(x[2] for x in low)), SearchEvalWarning, stacklevel=2)
+                                   sum(x[2] for x in low)), SearchEvalWarning, stacklevel=outside_stacklevel())
     return to_native(pl.concat(pieces), kind)

@@ -18,6 +18,7 @@ from typing import Any
 import numpy as np
 import polars as pl
 
+from .._deprecation import outside_stacklevel
 from ..core._inputs import qrels_from
 from ..core.evaluate import evaluate_frames
 from ..errors import IdMismatchError, SearchEvalWarning
@@ -296,7 +297,7 @@ def _split_queries(func: str, qrels_df: pl.DataFrame, train_ids: set[str] | None
         )
     if unknown:
         warnings.warn(f"{func}: {len(unknown)} train_queries have no labels and are "
-                      f"ignored: {unknown[:5]}", SearchEvalWarning, stacklevel=3)
+                      f"ignored: {unknown[:5]}", SearchEvalWarning, stacklevel=outside_stacklevel())
     return judged.filter(judged.is_in(list(train_ids))), judged.filter(~judged.is_in(list(train_ids)))
 
 

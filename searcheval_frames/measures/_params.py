@@ -18,6 +18,7 @@ Gain maps are written ``{label:gain,...}``; the canonical text of a value is
 
 from __future__ import annotations
 
+import math
 import re
 from collections.abc import Callable
 from dataclasses import dataclass
@@ -55,6 +56,13 @@ class Param:
         number; ``Family.param_defaults`` says which values drop from the name).
     hint
         Shown after a bad value, e.g. ``"a label >= 0, e.g. rel=2"``.
+    low, high, open_low, open_high
+        The valid range of a number (as the cutoffs have one): ``low <= value <= high``,
+        strict where ``open_``; ``None``: unbounded. A value outside, NaN or infinite is
+        refused with the range in the message (``SetF(beta=-1)`` is an error, not 0).
+
+    >>> Param("p", float, "persistence", low=0, high=1, open_low=True, open_high=True).rule
+    'must be in (0, 1)'
     """
 
     name: str
@@ -62,9 +70,41 @@ class Param:
     description: str
     default: str = ""
     hint: str = ""
+    low: float | None = None
+    high: float | None = None
+    open_low: bool = False
+    open_high: bool = False
 
     def __call__(self, text: str) -> Any:
-        return self.parse(text)
+        value = self.parse(text)
+        if isinstance(value, int | float) and not isinstance(value, bool) and not (
+                math.isfinite(value) and self.inside(value)):
+            raise ValueError(f"{self.name}={text}: {self.rule}")
+        return value
+
+    @property
+    def bounded(self) -> bool:
+        """Whether the parameter declares a range."""
+        return self.low is not None or self.high is not None
+
+    def inside(self, value: float) -> bool:
+        """``value`` within the declared range."""
+        if self.low is not None and (value <= self.low if self.open_low else value < self.low):
+            return False
+        return self.high is None or (value < self.high if self.open_high else value <= self.high)
+
+    @property
+    def rule(self) -> str:
+        """The valid values in words: ``"must be in (0, 1)"``, ``"must be >= 1"``; the
+        hint when there is one."""
+        if self.hint or not self.bounded:
+            return self.hint
+        if self.low is not None and self.high is not None:
+            lo, hi = "(" if self.open_low else "[", ")" if self.open_high else "]"
+            return f"must be in {lo}{format_number(self.low)}, {format_number(self.high)}{hi}"
+        if self.low is not None:
+            return f"must be {'>' if self.open_low else '>='} {format_number(self.low)}"
+        return f"must be {'<' if self.open_high else '<='} {format_number(float(self.high or 0))}"
 
 
 def params_of(*params: Param) -> dict[str, Param]:
@@ -167,9 +207,10 @@ PARAM_ALIASES = {"gains": "gain"}
 
 REL = Param("rel", non_negative_int,
             "relevance level: documents labelled >= rel count as relevant",
-            default="the evaluation's relevance_level", hint="a label >= 0, e.g. rel=2")
+            default="the evaluation's relevance_level", hint="a label >= 0, e.g. rel=2", low=0)
 GAIN = Param("gain", parse_gains,
              "gain of a label: linear (the label), exp (2^label-1) or a map {label:gain,...}",
              default="linear")
 PERSISTENCE = Param("p", open_unit,
-                    "persistence: the probability of reading on to the next document, in (0, 1)")
+                    "persistence: the probability of reading on to the next document, in (0, 1)",
+                    low=0, high=1, open_low=True, open_high=True)

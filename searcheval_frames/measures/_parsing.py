@@ -171,7 +171,7 @@ def _read_params(fam: Family, params_text: str, text: str) -> dict[str, Any]:
         try:
             out[key] = param(value.strip())
         except ValueError:
-            hint = f" ({param.hint})" if isinstance(param, Param) and param.hint else ""
+            hint = f" ({param.rule})" if isinstance(param, Param) and param.rule else ""
             good = hint.partition("e.g. ")[2].rstrip(")")  # the hint's own example value
             raise _unknown(text, f"bad value {value.strip()!r} for {key}{hint}",
                            f"{fam.name}({good})" if good else fam.example or fam.name) from None

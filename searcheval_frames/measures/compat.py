@@ -52,7 +52,7 @@ class Compat(Family):
     aliases = ("compat", "compatibility")
     params = params_of(
         Param("p", PERSISTENCE.parse, "persistence of the rank-biased overlap, in (0, 1)",
-              default=str(DEFAULT_P)),
+              default=str(DEFAULT_P), low=0, high=1, open_low=True, open_high=True),
         Param("normalize", _flag, "divide by the ideal ranking's own overlap (true/false)",
               default="true"))
     param_defaults = {"p": DEFAULT_P, "normalize": True}

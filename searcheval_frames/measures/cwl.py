@@ -63,11 +63,12 @@ def _positive(text: str) -> float:
     return v
 
 
-T = Param("t", _positive, "units of gain the user wants before stopping (> 0)", default="1")
-MIN_REL = Param("min_rel", non_negative_int, "label scaled to gain 0", default="0")
+T = Param("t", _positive, "units of gain the user wants before stopping (> 0)", default="1",
+          low=0, open_low=True)
+MIN_REL = Param("min_rel", non_negative_int, "label scaled to gain 0", default="0", low=0)
 MAX_REL = Param("max_rel", positive_int, "label scaled to gain 1: gain = (label - min_rel) / "
-                "(max_rel - min_rel), clipped", default="1")
-K = Param("k", positive_int, "the most documents read (the same as @K)")
+                "(max_rel - min_rel), clipped", default="1", low=1)
+K = Param("k", positive_int, "the most documents read (the same as @K)", low=1)
 
 
 class _CWL(Family):

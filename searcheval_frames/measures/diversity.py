@@ -42,7 +42,7 @@ _Q = "query_id"
 
 
 ALPHA = Param("alpha", closed_unit, "redundancy penalty: a subtopic covered c times gains "
-              "(1-alpha)^c, in [0, 1]", default=str(DEFAULT_ALPHA))
+              "(1-alpha)^c, in [0, 1]", default=str(DEFAULT_ALPHA), low=0, high=1)
 
 
 def _discount(rank: pl.Expr) -> pl.Expr:

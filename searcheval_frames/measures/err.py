@@ -34,7 +34,7 @@ DEFAULT_MAX_REL = 4
 
 
 MAX_REL = Param("max_rel", positive_int, "the largest label: a label l stops the user with "
-                "probability (2^l - 1) / 2^max_rel", default=str(DEFAULT_MAX_REL))
+                "probability (2^l - 1) / 2^max_rel", default=str(DEFAULT_MAX_REL), low=1)
 
 
 @register

@@ -64,7 +64,8 @@ _Q = "query_id"
 _K = ["run", _Q]
 
 
-BETA = Param("beta", closed_unit, "patience of the rank-biased user, in [0, 1]", default="0.5")
+BETA = Param("beta", closed_unit, "patience of the rank-biased user, in [0, 1]", default="0.5",
+             low=0, high=1)
 
 
 def _frame(df: pl.DataFrame) -> pl.DataFrame:

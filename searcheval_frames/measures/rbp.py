@@ -57,7 +57,8 @@ def _gain_mode(text: str) -> str:
 
 GAIN_MODE = Param("gain", _gain_mode, "scaled (label / the query's largest label, trec_eval) or "
                   "label (the raw label, ir_measures' graded RBP, ranx)", default="scaled")
-P = Param("p", PERSISTENCE.parse, PERSISTENCE.description, default=f"{DEFAULT_P}, as trec_eval")
+P = Param("p", PERSISTENCE.parse, PERSISTENCE.description, default=f"{DEFAULT_P}, as trec_eval",
+          low=0, high=1, open_low=True, open_high=True)
 
 
 def _weights(p: float) -> pl.Expr:

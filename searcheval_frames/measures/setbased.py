@@ -18,11 +18,12 @@ from .base import Context, Family, Measure, parameter_error, register
 from .precision import rel_in_top, safe_div
 
 BETA = Param("beta", float, "weight of precision against recall (trec_eval's set_F.x; "
-             "it multiplies P, not squared)", default="1")
+             "it multiplies P, not squared), >= 0 (0: precision)", default="1", low=0)
 
 
 def _weight(name: str, default: str, what: str) -> Param:
-    return Param(name, float, f"utility weight of {what}", default=default)
+    return Param(name, float, f"utility weight of {what}", default=default,
+                 hint=f"a finite number, e.g. {name}={default}")
 
 
 @register

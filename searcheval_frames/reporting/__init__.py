@@ -45,7 +45,7 @@ def report(
     ci_method: str = "auto",
     n_resamples: int = 10_000,
     seed: int | None = 0,
-    relevance_level: int = 1,
+    relevance_level: int | None = None,
     min_judged: float = 0.9,
     figures: bool = True,
     digits: int = 3,
@@ -106,6 +106,9 @@ def report(
         Minimum label that counts as relevant (trec_eval ``-l``) in the binary
         measures (P, R, RR, AP); graded measures (nDCG) use the label as gain. The
         page states both beside the headline. TREC DL's passage qrels (0-3) use 2.
+        Default 1; a level you pass (1 too) is your choice, so a level below the middle
+        of graded labels is a note of ``sef.check``, not a warning on the page (see
+        docs/semantics.md).
     min_judged
         Judged share of the top-``depth`` below which coverage is flagged and
         metric bounds are computed.
@@ -157,6 +160,6 @@ def report(
         seed=seed, relevance_level=relevance_level, min_judged=min_judged, figures=figures,
         digits=digits, progress=progress, command=command, by=by, columns=columns,
     )
-    add_judge_sections(data, runs, qrels, judge_agreement, relevance_level, figures)
+    add_judge_sections(data, runs, qrels, judge_agreement, data.relevance_level, figures)
     return Report(data, input_kind(runs))
 

@@ -8,6 +8,7 @@ import warnings
 from collections.abc import Mapping, Sequence
 from typing import Any
 
+from .._deprecation import outside_stacklevel
 from ..errors import SearchEvalWarning
 from ..frames.display import resolve_name, run_display_names
 
@@ -83,6 +84,6 @@ def choose_baseline(given: str | None, names: Sequence[str], func: str = "report
                 f"order (the others: {', '.join(repr(n) for n in names[1:4])}"
                 f"{' ...' if len(names) > 4 else ''}). Pass {what}={names[0]!r} to keep it, "
                 "or the name of the run the others should be compared with.",
-                SearchEvalWarning, stacklevel=3)
+                SearchEvalWarning, stacklevel=outside_stacklevel())
         return names[0]
     return resolve_name(given, names, what=what, func=func)

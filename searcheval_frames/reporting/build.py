@@ -125,18 +125,17 @@ def _figures(data: dict[str, Any], run_df: pl.DataFrame, qrels_df: pl.DataFrame,
     with tempfile.TemporaryDirectory(prefix="sef-report-") as d:
         tmp = Path(d)
         rows = mark_checked(run_df.filter(pl.col("run").is_in(pair)))  # (checked rows)
-        ax = tradeoff_curve(rows, qrels_df, k=depth,
-                            mark_k=min(10, depth), runs=pair,
+        ax = tradeoff_curve(rows, qrels_df, show_runs=pair, k=depth, mark_k=min(10, depth),
                             title=f"Precision and recall as k grows: {sr} vs {sb}")
         out.append(_render(ax, "tradeoff", "Trade-off curve",
                            f"Mean P@k (solid) and R@k (dashed) for k = 1..{depth}.", tmp))
-        ax = benchmark_bars(cmp, baseline=base, runs=pair,
+        ax = benchmark_bars(cmp, show_runs=pair, baseline=base,
                             title=f"Before ({sb}) and after ({sr})")
         out.append(_render(ax, "before_after", "Before / after",
                            "Means per measure; beside each 'after' bar the change against the "
                            f"baseline, * significant; error bars: {cmp.ci:.0%} CI of Δ.", tmp))
         pq = cmp.per_query.filter(pl.col("measure") == focus, pl.col("run").is_in(pair))
-        ax = per_query_delta(pq, baseline=base, run=run, measure=focus)
+        ax = per_query_delta(per_query=pq, baseline=base, run=run, measure=focus)
         out.append(_render(ax, "per_query_delta", f"Per-query Δ {focus}",
                            f"{focus} of {sr} minus {sb}, one bar per query, sorted; "
                            "blue = better, red = worse.", tmp))
@@ -163,8 +162,9 @@ def _check(opts: dict[str, Any]) -> dict[str, Any]:
                                  example="n_resamples=10000")
     o["seed"] = check_optional_int(_F, "seed", o["seed"], minimum=0, example="seed=0")
     o["digits"] = check_int(_F, "digits", o["digits"], minimum=1, maximum=6, example="digits=3")
-    o["relevance_level"] = check_int(_F, "relevance_level", o["relevance_level"],
-                                     example="relevance_level=1")
+    o["level_chosen"] = o["relevance_level"] is not None  # (else the default, 1)
+    o["relevance_level"] = check_int(_F, "relevance_level", 1 if o["relevance_level"] is None
+                                     else o["relevance_level"], example="relevance_level=1")
     o["test"] = check_choice(_F, "test", o["test"], tuple(_st.TESTS))
     o["ci_method"] = check_choice(_F, "ci_method", o["ci_method"],
                                   ("auto", *_st.CI_METHODS), example="ci_method='bca'")
@@ -314,10 +314,9 @@ def _evaluate_and_compare(
             o["ci_method"] = "test"
         show = o["progress"] if o["progress"] is not None else True
         with _st.progress(2 * n_pairs, desc="report: tests and CIs", enabled=show):
-            cmp = compare(per_query, baseline=base,
-                          test=o["test"], correction=o["correction"], alpha=o["alpha"],
-                          ci=o["ci"], ci_method=o["ci_method"], n_resamples=o["n_resamples"],
-                          seed=o["seed"])
+            cmp = compare(per_query=per_query, baseline=base, test=o["test"],
+                          correction=o["correction"], alpha=o["alpha"], ci=o["ci"],
+                          ci_method=o["ci_method"], n_resamples=o["n_resamples"], seed=o["seed"])
         times["compare"] = time.perf_counter() - t
     notes = list(dict.fromkeys(" ".join(str(w.message).split()) for w in caught))
     return per_query, summary, cmp, notes
@@ -448,7 +447,8 @@ def _notes_and_banner(run_df: pl.DataFrame, qrels_df: pl.DataFrame, per_query: p
     notes += [note] if note else []
     times["ties"] = time.perf_counter() - t
     t = time.perf_counter()
-    lines = banner(run_df, qrels_df, o["measures"], o["relevance_level"])
+    lines = banner(run_df, qrels_df, o["measures"], o["relevance_level"],
+                   chosen=o["level_chosen"])
     times["check"] = time.perf_counter() - t
     return lines
 
@@ -456,7 +456,8 @@ def _notes_and_banner(run_df: pl.DataFrame, qrels_df: pl.DataFrame, per_query: p
 def _shown_options(o: dict[str, Any], base: str, run: str, focus: str) -> dict[str, Any]:
     """The options provenance records (the tables given as queries/docs are described
     as inputs instead; ``by`` as text)."""
-    shown = {k: v for k, v in o.items() if k not in ("queries", "docs", "command", "by")}
+    shown = {k: v for k, v in o.items()
+             if k not in ("queries", "docs", "command", "by", "level_chosen")}
     if o.get("by") is not None:
         shown["by"] = [str(b) for b in (o["by"] if isinstance(o["by"], list) else [o["by"]])]
     shown.update(baseline=base, run=run, focus=focus)
@@ -471,7 +472,7 @@ def _power_note(per_query: pl.DataFrame, base: str, run: str, focus: str, alpha:
     try:
         with warnings.catch_warnings():
             warnings.simplefilter("ignore")
-            row = pl.DataFrame(power(pq, baseline=base, measure=focus, alpha=alpha)).row(
+            row = pl.DataFrame(power(per_query=pq, baseline=base, measure=focus, alpha=alpha)).row(
                 0, named=True)
     except SearchEvalError:  # too few queries, or no variation: nothing to say
         return ""

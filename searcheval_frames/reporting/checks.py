@@ -35,10 +35,12 @@ TIE_THRESHOLD = 0.005
 
 
 def banner(run: pl.DataFrame, qrels: pl.DataFrame, measures: Any,
-           relevance_level: int) -> list[str]:
+           relevance_level: int, *, chosen: bool = True) -> list[str]:
     """sef.check's summary line and its errors and warnings, one line each (empty when
-    it found nothing to warn about)."""
-    found = check(run, qrels, measures=measures, relevance_level=relevance_level)
+    it found nothing to warn about); ``chosen``: the caller passed ``relevance_level``
+    (else it is the default, which sef.check questions more)."""
+    found = check(run, qrels, measures=measures,
+                  relevance_level=relevance_level if chosen else None)
     rows = found.to_polars().filter(pl.col("severity") != "info")
     if rows.height == 0:
         return []

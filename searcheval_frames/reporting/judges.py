@@ -140,9 +140,9 @@ def add_judge_sections(data: ReportData, runs: Any, qrels: Any, agreement: Any,
 
             raise InvalidOptionError(
                 f"report(judge_agreement={type(agreement).__name__}): must be the result of "
-                "sef.judge_agreement(human, auto, runs=...); got "
+                "sef.judge_agreement(runs, qrels, auto); got "
                 f"{type(agreement).__name__}. Example: judge_agreement=sef.judge_agreement("
-                "human, auto)")
+                "runs, human_qrels, auto)")
         data.sections.append(calibration_section(agreement, data.digits))
         if figures:
             data.figures.append(_figure(agreement))

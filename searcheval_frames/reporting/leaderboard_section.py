@@ -29,13 +29,13 @@ def compute(per_query: pl.DataFrame, runs: list[str], focus: str, options: dict[
     try:
         with warnings.catch_warnings():
             warnings.simplefilter("ignore")
-            lb = leaderboard(pq, **common)
+            lb = leaderboard(per_query=pq, **common)
     except SearchEvalError:
         return None
     if options.get("by") is not None:  # the same runs, one leaderboard per slice
         with warnings.catch_warnings():  # small slices: noted under their own heading
             warnings.simplefilter("ignore")
-            lb.by_slice = leaderboard(pq, queries=options["queries"], by=options["by"],
+            lb.by_slice = leaderboard(per_query=pq, queries=options["queries"], by=options["by"],
                                       **common)
     return lb
 

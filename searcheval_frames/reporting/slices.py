@@ -87,7 +87,8 @@ def slice_section(per_query: pl.DataFrame, *, queries: Any, by: Any, baseline: s
     """Compare by slice on the report's per-query values; draw the focus measure."""
     with warnings.catch_warnings(record=True) as caught:
         warnings.simplefilter("always")
-        cmp: Any = compare(per_query, baseline=baseline, queries=queries, by=by, **options)
+        cmp: Any = compare(per_query=per_query, baseline=baseline, queries=queries, by=by,
+                           **options)
     notes = list(dict.fromkeys(" ".join(str(w.message).split()) for w in caught))
     figure = None
     if figures and render is not None:

@@ -17,6 +17,7 @@ from typing import Any
 
 import polars as pl
 
+from .._deprecation import outside_stacklevel
 from ..core._inputs import by_subtopic
 from ..core.evaluate import per_query_values
 from ..core.plan import query_table
@@ -125,7 +126,7 @@ def plan(pairs: pl.DataFrame, qrels_ids: pl.DataFrame, missing: str) -> list[str
         warnings.simplefilter("always")
         query_table(pairs, run_order, qrels_ids, missing)
     for w in seen:
-        warnings.warn(w.message, w.category, stacklevel=4)
+        warnings.warn(w.message, w.category, stacklevel=outside_stacklevel())
     return runs
 
 

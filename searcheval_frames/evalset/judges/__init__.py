@@ -39,3 +39,31 @@ __all__ = [
     "parse_grade",
     "tau_ap",
 ]
+
+
+def _compare_options() -> list[str]:
+    """The keywords ``holes_verdicts(**compare_options)`` may pass on to ``compare``."""
+    import inspect
+
+    from ...analysis.compare import compare
+    from ...core.evaluate import evaluate
+
+    return [p.name for fn in (compare, evaluate) for p in inspect.signature(fn).parameters.values()
+            if p.kind is p.KEYWORD_ONLY]
+
+
+def _checked_functions() -> None:
+    """Every public function of ``sef.judges`` refuses unknown keywords with the closest
+    name (``options.keywords_checked``, as the package's own namespace does)."""
+    import inspect
+
+    from ...options import keywords_checked
+
+    for name in __all__:
+        value = globals()[name]
+        if inspect.isfunction(value):
+            also = _compare_options if name == "holes_verdicts" else None
+            globals()[name] = keywords_checked(value, also=also)
+
+
+_checked_functions()

@@ -18,13 +18,15 @@ from typing import Any
 import numpy as np
 import polars as pl
 
+from ..._deprecation import old_spelling
 from ...analysis import stats as _st
 from ...analysis._inputs import qrels_pl, runs_pl
 from ...core.evaluate import evaluate
-from ...errors import IdMismatchError
+from ...errors import IdMismatchError, InvalidOptionError
 from ...frames import input_kind, to_native
 from ...optional import require
 from ...options import check_float, check_int
+from ..old_calls import OLD_JUDGE_AGREEMENT
 from .stats import alpha_from_confusion, kappa_from_confusion, tau_ap
 from .texts import docs_texts
 
@@ -209,11 +211,12 @@ def _systems(runs: Any, human: pl.DataFrame, auto: pl.DataFrame, measures: Seque
             pl.DataFrame(flip_rows, schema=flip_schema))
 
 
+@old_spelling("judge_agreement", *OLD_JUDGE_AGREEMENT)
 def judge_agreement(
-    human: Any,
-    auto: Any,
-    *,
     runs: Any = None,
+    qrels: Any = None,
+    auto: Any = None,
+    *,
     measures: Sequence[str] = ("nDCG@10", "P@10", "AP"),
     docs: Any = None,
     grades: Sequence[int] | None = None,
@@ -227,13 +230,14 @@ def judge_agreement(
 
     Parameters
     ----------
-    human, auto
-        Qrels (frames, files or a :class:`~searcheval_frames.judges.JudgeResult`); the
-        label statistics use the pairs both labelled.
     runs, measures
-        With runs: evaluate them under each qrels on ``measures`` and compare the
-        system rankings (Kendall's tau-b, tau_AP) and the paired-test verdicts (``test``
-        at level ``alpha``, uncorrected) of every pair of runs.
+        The runs (``None``: the label statistics only), evaluated under each qrels on
+        ``measures``, to compare the system rankings (Kendall's tau-b, tau_AP) and the
+        paired-test verdicts (``test`` at level ``alpha``, uncorrected) of every pair.
+    qrels, auto
+        The human labels and the judge's (frames, files or a
+        :class:`~searcheval_frames.judges.JudgeResult`); the label statistics use the
+        pairs both labelled.
     docs
         Document texts (as for :func:`~searcheval_frames.judge`): bias vs length by
         quartiles of characters.
@@ -256,16 +260,21 @@ def judge_agreement(
     >>> import searcheval_frames as sef
     >>> human = {"q1": {"d1": 2, "d2": 0, "d3": 1, "d4": 0}, "q2": {"d1": 1, "d5": 2}}
     >>> auto = {"q1": {"d1": 2, "d2": 0, "d3": 0, "d4": 0}, "q2": {"d1": 1, "d5": 2}}
-    >>> ag = sef.judge_agreement(human, auto, n_resamples=50)
+    >>> ag = sef.judge_agreement(None, human, auto, n_resamples=50)
     >>> round(ag.frame.filter(statistic="cohen_kappa")["value"][0], 4)
     0.75
     """
+    if qrels is None or auto is None:
+        raise InvalidOptionError(
+            f"{_F}: pass the human qrels and the judge's labels, e.g. "
+            f"{_F}(runs, qrels, auto) or, for the label statistics only, "
+            f"{_F}(None, qrels, auto)")
     check_int(_F, "n_resamples", n_resamples, minimum=1, example="n_resamples=1000")
     check_float(_F, "ci", ci, minimum=0, maximum=1, open_min=True, open_max=True,
                 example="ci=0.95")
     check_float(_F, "alpha", alpha, minimum=0, maximum=1, open_min=True, open_max=True,
                 example="alpha=0.05")
-    both, human_only, judge_only, kind = _paired(human, auto)
+    both, human_only, judge_only, kind = _paired(qrels, auto)
     seen = np.concatenate([both["human"].to_numpy(), both["judge"].to_numpy()])
     cats = np.unique(np.asarray(grades, dtype=np.int64)) if grades is not None else \
         np.arange(int(seen.min()), int(seen.max()) + 1)
@@ -277,7 +286,7 @@ def judge_agreement(
     systems = rankings = flips = None
     if runs is not None:
         systems, rankings, flips = _systems(
-            runs, qrels_pl(human), qrels_pl(auto if not hasattr(auto, "qrels") else auto.qrels),
+            runs, qrels_pl(qrels), qrels_pl(auto if not hasattr(auto, "qrels") else auto.qrels),
             list(measures), alpha, test)
 
     def nat(x: pl.DataFrame | None) -> Any:

@@ -26,7 +26,8 @@ from typing import Any
 
 import polars as pl
 
-from ...errors import InvalidOptionError, SearchEvalError, SearchEvalWarning, user_stacklevel
+from ..._deprecation import outside_stacklevel
+from ...errors import InvalidOptionError, SearchEvalError, SearchEvalWarning
 from ...frames import input_kind, to_native
 from ...options import check_bool, check_optional_int
 from ..store import LabelStore
@@ -458,7 +459,7 @@ def _result(s: _Session, df: pl.DataFrame, kind: Any, cached: int, stopped: str 
             f".errors); they have no label, never 0. Run sef.judge again to retry them. "
             f"First: {s.errors[0]['error'][:200]}",
             SearchEvalWarning,
-            stacklevel=user_stacklevel(),
+            stacklevel=outside_stacklevel(),
         )
     return JudgeResult(frame=to_native(frame, kind), calls=s.calls, cached=cached,
                        errors=errors.select("query_id", "doc_id", "error"), pending=pending,

@@ -131,7 +131,7 @@ def holes_verdicts(
     kind = input_kind(runs)
     frames = []
     for how in ("nonrelevant", "relevant", "judge"):
-        c = compare(runs, baseline, qrels=qrels, measures=measures, unjudged=how,
+        c = compare(runs, qrels, measures, baseline=baseline, unjudged=how,
                     **compare_options).to_polars()
         verdict = (pl.when(~pl.col("significant")).then(pl.lit("n.s."))
                    .when(pl.col("delta") > 0).then(pl.lit("better")).otherwise(pl.lit("worse")))

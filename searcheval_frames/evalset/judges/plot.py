@@ -44,8 +44,8 @@ def judge_confusion_plot(ag: JudgeAgreement, *, ax: Any = None, title: str | Non
     >>> import matplotlib; matplotlib.use("Agg")
     >>> import searcheval_frames as sef
     >>> from searcheval_frames.evalset.judges.plot import judge_confusion_plot
-    >>> ag = sef.judge_agreement({"q": {"a": 0, "b": 1, "c": 2}}, {"q": {"a": 0, "b": 2, "c": 2}},
-    ...                          n_resamples=10)
+    >>> ag = sef.judge_agreement(None, {"q": {"a": 0, "b": 1, "c": 2}},
+    ...                          {"q": {"a": 0, "b": 2, "c": 2}}, n_resamples=10)
     >>> judge_confusion_plot(ag).get_xlabel()
     'judge grade'
     """
@@ -77,7 +77,7 @@ def judge_rank_plot(ag: JudgeAgreement, measure: str | None = None, *, ax: Any =
     """Each run's rank under human qrels (x) vs under the judge's (y), for one measure.
 
     Points on the diagonal keep their place; the title gives Kendall's tau and tau_AP.
-    Needs ``judge_agreement(..., runs=...)``.
+    Needs ``judge_agreement(runs, qrels, auto)`` with runs.
     """
     if ag.rankings is None or ag.systems is None:
         raise InvalidOptionError("judge_rank_plot: pass runs= to sef.judge_agreement first")
