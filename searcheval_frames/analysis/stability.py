@@ -172,8 +172,11 @@ def discriminative_power(
     ...                    "query_id": ["1", "2", "3", "4"] * 3, "measure": "P@5",
     ...                    "value": [.2, .4, .4, .6, .4, .6, .6, .8, .2, .4, .6, .6]})
     >>> import warnings
-    >>> with warnings.catch_warnings(record=True):  # b − a = 0.2 on every query: no spread
+    >>> with warnings.catch_warnings(record=True) as caught:  # b − a = 0.2 on every query
+    ...     warnings.simplefilter("always")
     ...     summary, asl = sef.discriminative_power(per_query=pq)
+    >>> [str(w.message).split(";")[0] for w in caught]
+    ["discriminative_power: 1 of 3 run pairs on 'P@5' cannot be tested (1 no spread)"]
     >>> summary.select("n_pairs", "n_significant").row(0)
     (3, 0)
     """
