@@ -53,7 +53,7 @@ def _power(runs: Any, qrels: Any, **kw: Any) -> Any:
 
 
 CASES: dict[str, Callable[..., Any]] = {
-    "compare": lambda r, q, **kw: sef.compare(r, qrels=q, measures=["nDCG@10", "P@5"],
+    "compare": lambda r, q, **kw: sef.compare(r, q, ["nDCG@10", "P@5"],
                                               baseline="keyword", relevance_level=2,
                                               **FAST, **kw).frame,
     "report": lambda r, q, **kw: sef.report(r, q, baseline="keyword", relevance_level=2,
@@ -63,7 +63,7 @@ CASES: dict[str, Callable[..., Any]] = {
     "side_by_side": lambda r, q, **kw: sef.side_by_side(r, q, QUESTION, baseline="keyword",
                                                         run="hybrid", k=5, **kw).frame,
     "fuse": lambda r, q, **kw: sef.fuse(r, method="rrf", **kw),
-    "pool": lambda r, q, **kw: sef.pool(r, depth=5, qrels=q, **kw),
+    "pool": lambda r, q, **kw: sef.pool(r, q, depth=5, **kw),
     "coverage": lambda r, q, **kw: sef.coverage(r, q, 5, **kw),
     "holes": lambda r, q, **kw: sef.holes(r, q, 10, **kw),
     "metric_bounds": lambda r, q, **kw: sef.metric_bounds(r, q, ["P@5", "nDCG@10"], **kw),

@@ -42,9 +42,9 @@ TWO_RUNS = (
 
 #: extra -> code that needs it (run after `import polars as pl, searcheval_frames as sef`)
 FEATURES = {
-    "stats": f'sef.compare({TWO_RUNS}, baseline="a", qrels={QRELS}, measures=["P@1"])',
+    "stats": f'sef.compare({TWO_RUNS}, {QRELS}, ["P@1"], baseline="a")',
     "plots": f"sef.pr_curve({RUN}, {QRELS})",
-    "labeling": f'sef.label_widget("labels/x.jsonl", {QRELS}, assessor="t")',
+    "labeling": f'sef.label_widget({QRELS}, store="labels/x.jsonl", assessor="t")',
     "spark": 'sef.spark.evaluate(None, None, ["P@1"])',
     "dask": 'sef.dask.evaluate(None, None, ["P@1"])',
 }

@@ -43,7 +43,7 @@ pool = pl.DataFrame({"query_id": ["q1", "q1", "q1", "q2", "q2", "q3", "q3", "q3"
                      "doc_id": ["d1", "d2", "d3", "d4", "d5", "d6", "d7", "d8"]})
 queries = {"q1": "how to create an index", "q2": "what is hnsw", "q3": "bm25 parameters"}
 docs = {f"d{i}": f"Text of document {i}." for i in range(1, 9)}
-w = sef.label_widget("labels.jsonl", pool, queries=queries, docs=docs,
+w = sef.label_widget(pool, store="labels.jsonl", queries=queries, docs=docs,
                      assessor="tester", grades=[0, 1, 2, 3])
 w""",
     """import os
