@@ -1,11 +1,12 @@
 # Two commands for a fresh clone (only Python >= 3.11 and make needed):
 #   make demo   installs the package and writes a before/after report of the bundled examples
 #   make test   installs the test dependencies and runs the whole test suite
+#   make docs   builds the documentation site (guides and API reference) into site/
 PYTHON ?= python3
 VENV   ?= .venv
 BIN    := $(VENV)/bin
 
-.PHONY: demo test lint typecheck bench data clean
+.PHONY: demo test lint typecheck bench data docs clean
 
 $(BIN)/python:
 	$(PYTHON) -m venv $(VENV)
@@ -43,6 +44,15 @@ bench: $(VENV)/.test
 
 data: $(VENV)/.test
 	$(BIN)/python data/make_example_set.py
+
+# the documentation site (guides + API reference) into site/; --strict: a broken link or
+# reference fails the build
+$(VENV)/.docs: pyproject.toml | $(BIN)/python
+	$(BIN)/python -m pip install -q -e ".[docs]"
+	touch $@ $(VENV)/.base
+
+docs: $(VENV)/.docs
+	$(BIN)/python -m mkdocs build --strict
 
 clean:
 	rm -rf $(VENV) .pytest_cache .ruff_cache .mypy_cache

@@ -200,6 +200,9 @@ class Zygote:
     def close(self) -> None:
         self.proc.kill()
         self.proc.wait()
+        for pipe in (self.proc.stdin, self.proc.stdout):  # else ResourceWarnings later
+            if pipe is not None:
+                pipe.close()
 
 
 def kill(pid: int) -> None:

@@ -154,7 +154,8 @@ def test_missing_zero_fills_and_names_the_queries():
 
 
 def test_missing_skip_drops_from_both_sides():
-    with pytest.warns(UserWarning, match="'q3'"):
+    with pytest.warns(UserWarning, match="'q3'"), \
+            pytest.warns(SearchEvalWarning, match="cannot be tested.*too few queries, 2"):
         cmp = sef.compare(per_query=gappy(), baseline="a", missing="skip")
     row = cmp.to_polars().row(0, named=True)
     assert row["n_queries"] == 2

@@ -16,7 +16,7 @@ import pytest
 import searcheval_frames as sef
 from searcheval_frames.analysis.weighted import weighted_compare
 from searcheval_frames.core.weights import weighted_summary
-from searcheval_frames.errors import InvalidOptionError
+from searcheval_frames.errors import InvalidOptionError, SearchEvalWarning
 
 RUN = pl.DataFrame({
     "run": ["a"] * 4 + ["b"] * 4,
@@ -292,8 +292,9 @@ def test_unknown_test_options_and_query_diff_keywords_name_the_function_called()
 
     with pytest.raises(UnknownOptionError, match=r"compare\(test_options\['zero_mthod'\]"):
         sef.compare(per_query=_per_query(), test="wilcoxon", test_options={"zero_mthod": "pratt"})
-    sef.compare(per_query=_per_query(), baseline="a", test="wilcoxon",
-                test_options={"zero_method": "pratt"})
+    with pytest.warns(SearchEvalWarning, match="cannot be tested"):  # two queries
+        sef.compare(per_query=_per_query(), baseline="a", test="wilcoxon",
+                    test_options={"zero_method": "pratt"})
     with pytest.raises(UnknownOptionError, match=r"query_diff\(relevence_level=2\)"):
         sef.query_diff(RUN, QRELS, measure="P@1", relevence_level=2)
 

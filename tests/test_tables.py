@@ -11,7 +11,7 @@ import pytest
 
 import searcheval_frames as sef
 from searcheval_frames.analysis.tables import Table
-from searcheval_frames.errors import SearchEvalError
+from searcheval_frames.errors import SearchEvalError, SearchEvalWarning
 
 
 def seed_like():
@@ -32,9 +32,16 @@ def seed_like():
     return pl.DataFrame(rows, schema=["run", "query_id", "measure", "value"], orient="row")
 
 
+def seed_compare(pq, **kw):
+    """compare on seed_like() values: R@10 (all ties) and RR (no spread) cannot be tested,
+    and compare says so."""
+    with pytest.warns(SearchEvalWarning, match=r"cannot be tested: .*R@10 \(all ties.*RR \(no "):
+        return sef.compare(per_query=pq, **kw)
+
+
 @pytest.fixture(scope="module")
 def cmp():
-    return sef.compare(per_query=seed_like(), baseline="before")
+    return seed_compare(seed_like(), baseline="before")
 
 
 def three_runs():
@@ -126,18 +133,17 @@ def test_latex_booktabs_superscripts_and_escaping():
         assert token in tex
     assert r"a\_base" in tex
     assert re.search(r"c & c & \\textbf\{0\.\d{3}\}\$\^\{ab\}\$ \\\\", tex)
-    two = sef.compare(per_query=seed_like(), baseline="before").to_latex()
+    two = seed_compare(seed_like(), baseline="before").to_latex()
     assert r"\multicolumn{2}{c}{P@5}" in two and r"\cmidrule(lr){3-4}" in two
     assert r"+0.130 (+20.0\%)$^{*}$" in two
     assert r"$\Delta$ abs (rel)" in two
-    body = sef.compare(per_query=seed_like(), baseline="before").to_latex(environment=False,
-                                                                          legend=False)
+    body = seed_compare(seed_like(), baseline="before").to_latex(environment=False, legend=False)
     assert body.startswith(r"\begin{tabular}") and r"\caption" not in body
 
 
 def test_latex_negative_numbers_use_math_minus():
     pq = seed_like()
-    cmp = sef.compare(per_query=pq, baseline="after")
+    cmp = seed_compare(pq, baseline="after")
     tex = cmp.to_latex(layout="before_after", columns=["delta"])
     assert r"$-$0.130 ($-$16.7\%)" in tex
 
@@ -151,7 +157,7 @@ def test_to_frame_plain_strings_in_callers_kind(cmp):
     wide = cmp.table().to_frame()
     assert wide.columns[:4] == ["#", "Run", "P@5", "P@5 Δ abs (rel)"]
     assert wide.row(1)[2] == "0.780ᵃ"
-    pd_cmp = sef.compare(per_query=seed_like().to_pandas(), baseline="before")
+    pd_cmp = seed_compare(seed_like().to_pandas(), baseline="before")
     assert isinstance(pd_cmp.table().to_frame(), pd.DataFrame)
     assert isinstance(pd_cmp.table().frame, pd.DataFrame)
 

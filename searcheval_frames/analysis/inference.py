@@ -54,6 +54,7 @@ from typing import Any, NamedTuple
 import numpy as np
 
 from .._deprecation import outside_stacklevel
+from ..errors import SearchEvalWarning
 from ..optional import require
 from .degenerate import MIN_QUERIES, degenerate_reason
 
@@ -495,5 +496,5 @@ def fill_frame(frame: Any, items: list[tuple[np.ndarray, np.random.Generator,
             f"compare: {bad.height} comparison(s) cannot be tested: {shown}{more}. Their "
             f"p-value and interval are NaN. A paired test needs at least {MIN_QUERIES} "
             "queries whose differences are not all equal; evaluate more queries.",
-            UserWarning, stacklevel=outside_stacklevel())
+            SearchEvalWarning, stacklevel=outside_stacklevel())
     return frame

@@ -28,7 +28,7 @@ from typing import Any
 import numpy as np
 
 from .._deprecation import old_spelling, outside_stacklevel
-from ..errors import InvalidOptionError
+from ..errors import InvalidOptionError, SearchEvalWarning
 from ..options import check_choice, check_float, check_int, check_optional_int
 from .calling import leaderboard_is_old, leaderboard_translate, old_leaderboard
 from .inference import MIN_QUERIES
@@ -152,7 +152,7 @@ def leaderboard(
     if reason is not None:
         warnings.warn(f"leaderboard: the runs cannot be tested on {measure} ({reason}, "
                       f"{X.shape[0]} queries); p-values and intervals are NaN. A leaderboard "
-                      f"needs at least {MIN_QUERIES} queries with some spread.", UserWarning,
+                      f"needs at least {MIN_QUERIES} queries with some spread.", SearchEvalWarning,
                       stacklevel=outside_stacklevel())
     return build(X, names, measure=measure, test=test, alpha=float(alpha), ci=float(ci),
                  n_resamples=int(n_resamples), rng=rng, reason=reason, kind=kind,

@@ -222,14 +222,14 @@ def pair_queries(
             f"compare: {gaps.height} per-query value(s) missing in some runs (queries "
             f"{shown}); they score 0 (missing='zero', like trec_eval -c). Pass "
             "missing='skip' to drop those queries from all runs instead.",
-            UserWarning,
+            SearchEvalWarning,
             stacklevel=outside_stacklevel(),
         )
         return full.with_columns(pl.col("value").fill_null(0.0))
     warnings.warn(
         f"compare: dropping {len(queries)} query(ies) missing in some runs from all runs "
         f"(missing='skip'): {shown}. Pass missing='zero' to score them 0 instead.",
-        UserWarning,
+        SearchEvalWarning,
         stacklevel=outside_stacklevel(),
     )
     drop = gaps.select("measure", "query_id").unique()

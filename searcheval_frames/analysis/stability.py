@@ -30,7 +30,7 @@ import numpy as np
 import polars as pl
 
 from .._deprecation import old_spelling, outside_stacklevel
-from ..errors import InvalidOptionError
+from ..errors import InvalidOptionError, SearchEvalWarning
 from ..frames import to_native
 from ..options import check_choice, check_float, check_int, check_optional_int
 from . import stats as _st
@@ -172,8 +172,11 @@ def discriminative_power(
     ...                    "query_id": ["1", "2", "3", "4"] * 3, "measure": "P@5",
     ...                    "value": [.2, .4, .4, .6, .4, .6, .6, .8, .2, .4, .6, .6]})
     >>> import warnings
-    >>> with warnings.catch_warnings(record=True):  # b − a = 0.2 on every query: no spread
+    >>> with warnings.catch_warnings(record=True) as caught:  # b − a = 0.2 on every query
+    ...     warnings.simplefilter("always")
     ...     summary, asl = sef.discriminative_power(per_query=pq)
+    >>> [str(w.message).split(";")[0] for w in caught]
+    ["discriminative_power: 1 of 3 run pairs on 'P@5' cannot be tested (1 no spread)"]
     >>> summary.select("n_pairs", "n_significant").row(0)
     (3, 0)
     """
@@ -370,8 +373,8 @@ def stability(
                 f"measure {m!r}; use sizes between 1 and {nq}.")
         if nq < MIN_QUERIES:
             warnings.warn(f"stability: measure {m!r} has {nq} queries (too few queries; at "
-                          f"least {MIN_QUERIES}); its τ and swap rates are NaN.", UserWarning,
-                          stacklevel=outside_stacklevel())
+                          f"least {MIN_QUERIES}); its τ and swap rates are NaN.",
+                          SearchEvalWarning, stacklevel=outside_stacklevel())
         i, j = np.triu_indices(nr, 1)
         if not isinstance(bins, Sequence | np.ndarray):
             top = float(np.abs(full[i] - full[j]).max()) or 1.0
@@ -456,4 +459,4 @@ def _warn_untestable(fn: str, measure: str, d: np.ndarray) -> None:
         kinds = ", ".join(f"{bad.count(r)} {r}" for r in dict.fromkeys(bad))
         warnings.warn(f"{fn}: {len(bad)} of {len(reasons)} run pairs on {measure!r} cannot be "
                       f"tested ({kinds}); their p-values are NaN and they count as not "
-                      "significant.", UserWarning, stacklevel=outside_stacklevel())
+                      "significant.", SearchEvalWarning, stacklevel=outside_stacklevel())

@@ -19,7 +19,8 @@ from typing import Any
 
 import polars as pl
 
-from ..errors import FileAccessError, InvalidOptionError
+from .._deprecation import outside_stacklevel
+from ..errors import FileAccessError, InvalidOptionError, SearchEvalWarning
 from ..frames import qrels_frame
 from ._journal import CORE_KEYS, checked_line, line_of, locked
 from .grades import Grades
@@ -146,7 +147,8 @@ class JournalStore(LabelStore, suffixes=(".jsonl", ".ndjson")):
                 f"LabelStore: {self.file} ends with an incomplete line ({len(self.torn)} bytes, "
                 "a writer was interrupted); it is ignored and will be moved to "
                 f"{self.file.name}.torn on the next append. All complete labels are intact.",
-                stacklevel=2,
+                SearchEvalWarning,
+                stacklevel=outside_stacklevel(),
             )
 
     # ------------------------------------------------------------------ reading

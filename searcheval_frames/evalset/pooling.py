@@ -25,7 +25,7 @@ import polars as pl
 
 from .._deprecation import old_spelling, outside_stacklevel
 from ..core.ranking import ranked_rows
-from ..errors import InvalidOptionError, format_rows
+from ..errors import InvalidOptionError, SearchEvalWarning, format_rows
 from ..frames import input_kind, qrels_frame, run_frame, to_native
 from ..options import (
     check_bool,
@@ -462,6 +462,7 @@ def metric_bounds(
             f"run(s) have no label at all and are not evaluated (as in trec_eval), e.g.\n"
             f"{format_rows(unlabelled.sort(['run', 'query_id']))}\nLabel some of their "
             "documents (sef.pool / sef.label_widget) to include them.",
+            SearchEvalWarning,
             stacklevel=outside_stacklevel(),
         )
     gaps = _with_judged(all_ranked, q).filter(~pl.col("judged")).join(

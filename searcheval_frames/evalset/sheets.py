@@ -29,6 +29,7 @@ from ..errors import (
     InvalidOptionError,
     InvalidRelevanceError,
     MissingColumnError,
+    SearchEvalWarning,
     format_rows,
 )
 from ..frames import input_kind, to_native, to_polars
@@ -107,7 +108,8 @@ def export_label_sheet(
     kind = input_kind(pool)
     df = pool_pairs(pool)
     if df.height == 0:
-        warnings.warn("export_label_sheet: the pool is empty; the sheet has no rows", stacklevel=outside_stacklevel())
+        warnings.warn("export_label_sheet: the pool is empty; the sheet has no rows",
+                      SearchEvalWarning, stacklevel=outside_stacklevel())
     dup = df.filter(pl.struct("query_id", "doc_id").is_duplicated())
     if dup.height:
         raise DuplicateRowsError(
@@ -131,6 +133,7 @@ def export_label_sheet(
             warnings.warn(
                 f"export_label_sheet: {missing.height} document(s) of the pool are not in "
                 f"docs; their text is empty, e.g.\n{format_rows(missing.select('doc_id'))}",
+                SearchEvalWarning,
                 stacklevel=outside_stacklevel(),
             )
     out = (
@@ -358,6 +361,7 @@ def import_label_sheet(
         warnings.warn(
             f"import_label_sheet: {blank.height} of {df.height} row(s) have no label yet and "
             "were skipped",
+            SearchEvalWarning,
             stacklevel=outside_stacklevel(),
         )
     return to_native(_deduplicated(df.filter(pl.col("relevance").is_not_null()), src), kind)
@@ -475,6 +479,7 @@ def _deduplicated(df: pl.DataFrame, src: str) -> pl.DataFrame:
         warnings.warn(
             f"import_label_sheet: {dup.height - dup.select(key).unique().height} repeated "
             "row(s) with the same label were dropped",
+            SearchEvalWarning,
             stacklevel=outside_stacklevel(),
         )
         df = df.unique(key, keep="first", maintain_order=True)

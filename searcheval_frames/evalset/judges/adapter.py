@@ -14,6 +14,7 @@ import os
 import random
 import threading
 import time
+import weakref
 from collections.abc import Mapping
 from pathlib import Path
 from typing import Any
@@ -112,6 +113,7 @@ class OpenAICompatible:
         self.grades = tuple(int(g) for g in grades)
         self.name = self.model
         self._client: Any = None
+        self._closer: Any = None  # closes the client when the judge is dropped
         self._lock = threading.Lock()  # one client, made once, shared by the threads
         #: HTTP requests sent (including retries) since this judge was made
         self.requests = 0
@@ -150,6 +152,9 @@ class OpenAICompatible:
                                   max_keepalive_connections=self.max_concurrency)
             self._client = httpx.Client(base_url=self.base_url, headers=headers,
                                         timeout=self.timeout, limits=limits)
+            # a judge made in a notebook cell is rarely closed: its pooled connections are
+            # closed when it is dropped, not left to the garbage collector's warnings
+            self._closer = weakref.finalize(self, self._client.close)
         return self._client
 
     def _wait(self, attempt: int, retry_after: str | None) -> None:
@@ -222,13 +227,20 @@ class OpenAICompatible:
         return to_native(out, kind)
 
     def close(self) -> None:
-        if self._client is not None:
-            self._client.close()
-            self._client = None
+        """Close the HTTP connections (the judge opens new ones if it is used again)."""
+        if self._closer is not None:
+            self._closer()  # closes the client once
+        self._client = self._closer = None
+
+    def __enter__(self) -> OpenAICompatible:
+        return self
+
+    def __exit__(self, *exc: object) -> None:
+        self.close()
 
     def __getstate__(self) -> Mapping[str, Any]:
         state = dict(self.__dict__)
-        state["_client"] = None
+        state["_client"] = state["_closer"] = None
         del state["_lock"]
         return state
 

@@ -27,7 +27,7 @@ from typing import Any
 import polars as pl
 
 from ..._deprecation import outside_stacklevel
-from ...errors import InvalidOptionError, SearchEvalError
+from ...errors import InvalidOptionError, SearchEvalError, SearchEvalWarning
 from ...frames import input_kind, to_native
 from ...options import check_bool, check_optional_int
 from ..labeldb.location import is_url
@@ -461,6 +461,7 @@ def _result(s: _Session, df: pl.DataFrame, kind: Any, cached: int, stopped: str 
             f"judge: {len(s.errors)} pair(s) got no grade (recorded in {s.errors_path}; see "
             f".errors); they have no label, never 0. Run sef.judge again to retry them. "
             f"First: {s.errors[0]['error'][:200]}",
+            SearchEvalWarning,
             stacklevel=outside_stacklevel(),
         )
     return JudgeResult(frame=to_native(frame, kind), calls=s.calls, cached=cached,

@@ -58,6 +58,8 @@ class PromptTemplate:
 def load_prompt(prompt: str | Path | PromptTemplate = "umbrela") -> PromptTemplate:
     """A shipped template by name (``"umbrela"``), a template file, or template text.
 
+    Examples
+    --------
     >>> t = load_prompt("umbrela")
     >>> t.messages("what is bm25", "BM25 is a ranking function.")[1]["content"].count("BM25")
     1
