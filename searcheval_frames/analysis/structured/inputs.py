@@ -28,6 +28,7 @@ from typing import Any
 
 import polars as pl
 
+from ..._deprecation import outside_stacklevel
 from ...core.evaluate import check_evaluate_options, evaluate
 from ...errors import (
     DuplicateRowsError,
@@ -36,6 +37,7 @@ from ...errors import (
     InvalidOptionError,
     InvalidScoreError,
     MissingColumnError,
+    SearchEvalWarning,
     format_rows,
 )
 from ...frames import is_path, to_polars
@@ -159,7 +161,7 @@ def complete_grid(pq: pl.DataFrame, cells: Sequence[str], missing: str,
         f"{func}: {gaps.height} value(s) missing for queries other runs have (e.g. "
         f"{gaps.row(0, named=True)}); missing={missing!r} "
         + ("scores them 0." if missing == "zero" else "drops those queries everywhere."),
-        UserWarning, stacklevel=3)
+        SearchEvalWarning, stacklevel=outside_stacklevel())
     if missing == "zero":
         return full.with_columns(pl.col("value").fill_null(0.0)).select(pq.columns)
     return full.join(gaps.select(qcols).unique(), on=qcols, how="anti").select(pq.columns)
