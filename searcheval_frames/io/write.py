@@ -91,9 +91,11 @@ def _write_table(df: pl.DataFrame, path: Path, fmt: str) -> None:
 
 
 def _ranked(run: pl.DataFrame, keep_rank: bool) -> pl.DataFrame:
-    order = [pl.int_range(pl.len()).min().over("run").alias("_r"),
-             pl.int_range(pl.len()).min().over("run", "query_id").alias("_q")]
-    df = run.with_columns(order)
+    # each run and query where it first appears (a row number taken before the windows:
+    # an int_range inside .over() counts within each group, so its min is always 0)
+    first = [pl.col("_i").min().over("run").alias("_r"),
+             pl.col("_i").min().over("run", "query_id").alias("_q")]
+    df = run.with_columns(pl.int_range(pl.len()).alias("_i")).with_columns(first).drop("_i")
     if keep_rank and "rank" in df.columns:
         return df.sort("_r", "_q", "rank").drop("_r", "_q")
     df = df.sort(["_r", "_q", "score", "doc_id"], descending=[False, False, True, True])
